@@ -1,0 +1,57 @@
+import { create, toBinary } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import {
+  decodeHex, encodeHex, encodeEnvelope, EnvelopeReader, parseEndStream,
+  ErrorDetailsSchema, CustomErrorDetailsSchema, ErrorDetails_Error,
+} from "../src/index.js";
+
+describe("hex", () => {
+  it("round-trips and accepts upper case", () => {
+    const b = new Uint8Array([0, 1, 0xab, 0xff]);
+    expect(encodeHex(b)).toBe("0001abff");
+    expect(decodeHex("0001ABFF")).toEqual(b);
+  });
+  it("refuses odd length and non-hex", () => {
+    expect(decodeHex("abc")).toBe("odd_length");
+    expect(decodeHex("zz")).toBe("non_hex");
+    expect(decodeHex("0x")).toBe("non_hex");
+  });
+});
+
+describe("envelopes", () => {
+  it("reassembles envelopes split across chunks", () => {
+    const a = encodeEnvelope(0, new Uint8Array([1, 2, 3]));
+    const b = encodeEnvelope(2, new TextEncoder().encode("{}"));
+    const all = new Uint8Array([...a, ...b]);
+    const r = new EnvelopeReader();
+    const out = [...r.push(all.slice(0, 4)), ...r.push(all.slice(4, 9)), ...r.push(all.slice(9))];
+    expect(out).toEqual([
+      { flags: 0, data: new Uint8Array([1, 2, 3]) },
+      { flags: 2, data: new TextEncoder().encode("{}") },
+    ]);
+    expect(r.pendingBytes).toBe(0);
+  });
+  it("refuses an envelope over the limit", () => {
+    const r = new EnvelopeReader(2);
+    expect(() => r.push(encodeEnvelope(0, new Uint8Array(3)))).toThrow(/exceeds/);
+  });
+});
+
+describe("end-stream", () => {
+  it("parses success and errors with ErrorDetails", () => {
+    expect(parseEndStream(new TextEncoder().encode("{}"))).toEqual({ ok: true });
+    const detail = toBinary(ErrorDetailsSchema, create(ErrorDetailsSchema, {
+      error: ErrorDetails_Error.PROVIDER_ERROR,
+      details: create(CustomErrorDetailsSchema, { title: "t", detail: "d" }),
+    }));
+    const value = Buffer.from(detail).toString("base64").replace(/=+$/, "");
+    const parsed = parseEndStream(new TextEncoder().encode(JSON.stringify({
+      error: { code: "unavailable", message: "m", details: [{ type: "aiserver.v1.ErrorDetails", value }] },
+    })));
+    expect(parsed.ok).toBe(false);
+    if (parsed.ok) return;
+    expect(parsed.code).toBe("unavailable");
+    expect(parsed.errorDetails[0]?.error).toBe(ErrorDetails_Error.PROVIDER_ERROR);
+    expect(parsed.errorDetails[0]?.details?.title).toBe("t");
+  });
+});
