@@ -1,0 +1,5 @@
+import type { ApiRenderer } from "./renderer.js";
+import { openAIChatRenderer } from "./openai-chat.js";
+
+/** Every API the simulator serves, matched by path in this order. */
+export const allRenderers: readonly ApiRenderer[] = [openAIChatRenderer];

@@ -1,0 +1,4 @@
+export { startSimulator, type Simulator, type SimulatorOptions, type SimScriptSource } from "./server.js";
+export type { SimScript, SimToolCall, SimUsage, SimHttpError, SimStreamError } from "./script.js";
+export type { SimRequest, SimOutcome, SecretHit } from "./recording.js";
+export type { SimApi, ApiRenderer, Frame, RenderContext } from "./renderer.js";
