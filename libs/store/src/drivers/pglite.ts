@@ -1,0 +1,24 @@
+/**
+ * Embedded driver: PGlite (Postgres compiled to WASM) in this process. PGlite has a single
+ * connection and runs each transaction under a mutex that also holds back standalone
+ * queries, so transactions are serialised by construction.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { drizzle } from "drizzle-orm/pglite";
+import { migrate } from "drizzle-orm/pglite/migrator";
+import { migrationConfig } from "../migrations.js";
+import type { OpenedDatabase } from "./opened.js";
+
+/** Opens (creating if needed) the database at `dataDir`, or an in-memory one, and migrates it. */
+export async function openPglite(dataDir: string | undefined): Promise<OpenedDatabase> {
+  const client = dataDir === undefined ? new PGlite() : new PGlite(dataDir);
+  const db = drizzle({ client });
+  const config = migrationConfig();
+  try {
+    await migrate(db, config);
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  return { db, migrationConfig: config, close: () => client.close() };
+}

@@ -1,0 +1,105 @@
+/**
+ * The store's tables, as drizzle-orm definitions. drizzle-kit reads this file to generate
+ * migrations (see README.md); the running store reads it to build queries.
+ *
+ * Tables are declared without a Postgres schema on purpose: generated SQL then names them
+ * unqualified, so they land in whatever schema `search_path` selects (per-test isolation,
+ * or one schema per deployment). For the same reason there are no foreign keys: drizzle-kit
+ * qualifies their targets with `"public".`, which would escape the selected schema.
+ * Every table leads with `tenant_id` so every primary key and index is tenant-scoped.
+ */
+import { sql } from "drizzle-orm";
+import {
+  bigserial,
+  boolean,
+  check,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+/**
+ * `bytea` as `Uint8Array`. node-postgres returns `Buffer` and PGlite `Uint8Array`; both are
+ * normalised to a plain `Uint8Array` so callers and tests see one type.
+ */
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => "bytea",
+  toDriver: (value) => value,
+  fromDriver: (value) =>
+    // A Buffer from node-postgres may be a view into a shared pool slab; copy it out.
+    value.constructor === Uint8Array ? value : new Uint8Array(value),
+});
+
+const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+
+export const conversations = pgTable(
+  "conversations",
+  {
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    meta: jsonb("meta").$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: createdAt(),
+    updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.conversationId] })],
+);
+
+export const history = pgTable(
+  "history",
+  {
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    seq: integer("seq").notNull(),
+    requestId: text("request_id").notNull(),
+    generation: integer("generation").notNull(),
+    turn: integer("turn").notNull(),
+    kind: text("kind").notNull(),
+    body: jsonb("body").$type<unknown>().notNull(),
+    dedupeKey: text("dedupe_key"),
+    interrupted: boolean("interrupted").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.conversationId, t.seq] }),
+    // Backstop for appendHistory's idempotency: a takeover re-append can never store twice.
+    uniqueIndex("history_dedupe_uq")
+      .on(t.tenantId, t.conversationId, t.requestId, t.generation, t.dedupeKey)
+      .where(sql`${t.dedupeKey} is not null`),
+  ],
+);
+
+export const checkpoints = pgTable(
+  "checkpoints",
+  {
+    // Monotonic per database: "latest" is the highest id, which never ties (unlike created_at).
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    conversationId: text("conversation_id").notNull(),
+    requestId: text("request_id").notNull(),
+    generation: integer("generation").notNull(),
+    state: bytea("state").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("checkpoints_latest_idx").on(t.tenantId, t.conversationId, t.id.desc())],
+);
+
+export const blobs = pgTable(
+  "blobs",
+  {
+    tenantId: text("tenant_id").notNull(),
+    /** SHA-256 of `data`, 32 bytes (checked by putBlob and by a CHECK constraint). */
+    blobId: bytea("blob_id").notNull(),
+    data: bytea("data").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.blobId] }),
+    check("blobs_blob_id_len", sql`octet_length(${t.blobId}) = 32`),
+  ],
+);
