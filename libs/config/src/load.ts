@@ -1,0 +1,154 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { z } from "zod";
+import { ConfigFileSchema, LimitsSchema, TimersSchema, type ConfigFile, type Limits, type Timers } from "./schema.js";
+
+export type Mode = "embedded" | "distributed";
+
+export type StoreConfig =
+  | { driver: "pglite"; dataDir: string | undefined }
+  | { driver: "postgres"; url: string };
+
+/** The validated configuration of one gateway process. Built once at start-up by loadConfig. */
+export interface GatewayConfig {
+  mode: Mode;
+  host: string;
+  port: number;
+  /** Tenant every request belongs to until tenancy exists. */
+  defaultTenant: string;
+  timers: Timers;
+  limits: Limits;
+  store: StoreConfig;
+  redisUrl: string | undefined;
+  /** Client-sent base URLs on loopback/private/link-local addresses are allowed (embedded default). */
+  allowPrivateBaseUrls: boolean;
+  /** Optional allow-list of client base URL hosts; empty = any public host. */
+  baseUrlAllowList: string[];
+  file: ConfigFile;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+const EnvSchema = z.object({
+  GATEWAY_MODE: z.enum(["embedded", "distributed"]).optional(),
+  GATEWAY_HOST: z.string().optional(),
+  GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  GATEWAY_DEFAULT_TENANT: z.string().min(1).default("default"),
+  GATEWAY_CONFIG_FILE: z.string().optional(),
+  GATEWAY_DATA_DIR: z.string().optional(),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  GATEWAY_ALLOW_PRIVATE_BASE_URLS: bool.optional(),
+  GATEWAY_BASE_URL_ALLOW_LIST: z.string().optional(),
+  GATEWAY_LOG_LEVEL: z.string().default("info"),
+  GATEWAY_ROUTES_JSON: z.string().optional(),
+});
+
+/** Environment variable for each timer / limit field, e.g. heartbeatMs → GATEWAY_HEARTBEAT_MS. */
+export function envName(field: string): string {
+  return "GATEWAY_" + field.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase();
+}
+
+function pick(env: Record<string, string | undefined>, shape: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of Object.keys(shape)) {
+    const v = env[envName(k)];
+    if (v !== undefined && v !== "") out[k] = v;
+  }
+  return out;
+}
+
+function formatIssues(where: string, e: z.ZodError): string {
+  return `${where}: ` + e.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ");
+}
+
+/**
+ * Parses and validates the configuration from the environment (and the optional config file)
+ * once at start-up. Throws ConfigError with every problem listed, never a partial config.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined>,
+  defaults: { mode: Mode } = { mode: "embedded" },
+): GatewayConfig {
+  const e = EnvSchema.safeParse(env);
+  if (!e.success) throw new ConfigError(formatIssues("environment", e.error));
+  const mode = e.data.GATEWAY_MODE ?? defaults.mode;
+
+  const timers = TimersSchema.safeParse(pick(env, TimersSchema.shape));
+  if (!timers.success) throw new ConfigError(formatIssues("timers", timers.error));
+  const limits = LimitsSchema.safeParse(pick(env, LimitsSchema.shape));
+  if (!limits.success) throw new ConfigError(formatIssues("limits", limits.error));
+
+  let rawFile: unknown = {};
+  if (e.data.GATEWAY_CONFIG_FILE) {
+    const path = resolve(e.data.GATEWAY_CONFIG_FILE);
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (err) {
+      throw new ConfigError(`config file ${path} cannot be read: ${(err as Error).message}`);
+    }
+    try {
+      rawFile = path.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+    } catch (err) {
+      throw new ConfigError(`config file ${path} is not valid ${path.endsWith(".json") ? "JSON" : "YAML"}: ${(err as Error).message}`);
+    }
+  }
+  const file = ConfigFileSchema.safeParse(rawFile ?? {});
+  if (!file.success) throw new ConfigError(formatIssues("config file", file.error));
+  if (e.data.GATEWAY_ROUTES_JSON) {
+    let extra: unknown;
+    try {
+      extra = JSON.parse(e.data.GATEWAY_ROUTES_JSON);
+    } catch {
+      throw new ConfigError("GATEWAY_ROUTES_JSON is not valid JSON");
+    }
+    const routes = ConfigFileSchema.shape.routes.safeParse(extra);
+    if (!routes.success) throw new ConfigError(formatIssues("GATEWAY_ROUTES_JSON", routes.error));
+    // Routes from the environment win over the file for the model ids they name.
+    const names = new Set(routes.data.map((r) => r.modelId));
+    file.data.routes = [...file.data.routes.filter((r) => !names.has(r.modelId)), ...routes.data];
+  }
+  for (const r of file.data.routes) {
+    for (const t of r.targets) {
+      if (t.apiKeyEnv && !env[t.apiKeyEnv]) {
+        throw new ConfigError(`route ${r.modelId}: environment variable ${t.apiKeyEnv} (apiKeyEnv) is not set`);
+      }
+    }
+  }
+
+  let store: StoreConfig;
+  if (mode === "distributed") {
+    if (!e.data.DATABASE_URL) throw new ConfigError("distributed mode needs DATABASE_URL");
+    if (!e.data.REDIS_URL) throw new ConfigError("distributed mode needs REDIS_URL");
+    store = { driver: "postgres", url: e.data.DATABASE_URL };
+  } else {
+    store = e.data.DATABASE_URL
+      ? { driver: "postgres", url: e.data.DATABASE_URL }
+      : { driver: "pglite", dataDir: e.data.GATEWAY_DATA_DIR ?? resolve(".data/pglite") };
+  }
+
+  return {
+    mode,
+    host: e.data.GATEWAY_HOST ?? (mode === "embedded" ? "127.0.0.1" : "0.0.0.0"),
+    port: e.data.GATEWAY_PORT ?? 8787,
+    defaultTenant: e.data.GATEWAY_DEFAULT_TENANT,
+    timers: timers.data,
+    limits: limits.data,
+    store,
+    redisUrl: e.data.REDIS_URL,
+    allowPrivateBaseUrls: e.data.GATEWAY_ALLOW_PRIVATE_BASE_URLS ?? mode === "embedded",
+    baseUrlAllowList: (e.data.GATEWAY_BASE_URL_ALLOW_LIST ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    file: file.data,
+    logLevel: e.data.GATEWAY_LOG_LEVEL,
+  };
+}

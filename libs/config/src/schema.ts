@@ -1,0 +1,68 @@
+import { z } from "zod";
+
+const ms = (def: number) => z.coerce.number().int().min(1).default(def);
+
+/** Every timer of the gateway; tests shorten them. Milliseconds. */
+export const TimersSchema = z.object({
+  /** Send `interaction_update.heartbeat` after this much silence on a RunSSE. */
+  heartbeatMs: ms(5_000),
+  /** A RunSSE whose request never appears ends `not_found` after this. */
+  notFoundWaitMs: ms(30_000),
+  /** After the last reader of a live run leaves, cancel the run after this. */
+  reconnectGraceMs: ms(30_000),
+  /** Ended runs stay readable this long. */
+  finishedRetentionMs: ms(30_000),
+  /** Idle append_seqno state is dropped after this. */
+  sequenceStateTtlMs: ms(600_000),
+  /** A RunSSE arriving after the latest generation ended waits this long for a new one. */
+  newGenerationWaitMs: ms(1_000),
+  /** How often a worker checks reader presence of its live runs. */
+  presenceCheckMs: ms(1_000),
+});
+
+/** Every size limit; each one is documented in README "Limits". */
+export const LimitsSchema = z.object({
+  /** Largest AgentClientMessage accepted by BidiAppend (decoded bytes). */
+  maxPayloadBytes: z.coerce.number().int().min(1024).default(8 * 1024 * 1024),
+  /** How far ahead of the next expected append_seqno an append may be buffered. */
+  seqnoWindow: z.coerce.number().int().min(1).default(256),
+  /** Frames one run generation may append to its output stream before it ends `resource_exhausted`. */
+  maxOutputFrames: z.coerce.number().int().min(10).default(50_000),
+  /** Input entries one generation may receive. */
+  maxInputEntries: z.coerce.number().int().min(10).default(10_000),
+});
+
+export const RouteTargetSchema = z.object({
+  provider: z.enum(["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"]),
+  /** Upstream model id (Azure: the deployment). */
+  model: z.string().min(1),
+  baseUrl: z.string().url().optional(),
+  /** Name of the environment variable holding the API key (keeps keys out of the file). */
+  apiKeyEnv: z.string().optional(),
+  /** Inline API key; prefer apiKeyEnv. */
+  apiKey: z.string().optional(),
+  azure: z.object({ deployment: z.string(), apiVersion: z.string().optional() }).optional(),
+  bedrock: z
+    .object({ region: z.string(), accessKeyIdEnv: z.string().optional(), secretAccessKeyEnv: z.string().optional() })
+    .optional(),
+  contextWindow: z.number().int().positive().optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  options: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const RouteSchema = z.object({
+  /** The Cursor model id (RequestedModel.model_id) this route serves. */
+  modelId: z.string().min(1),
+  /** Tried in order; failover only before the first output reached the client. */
+  targets: z.array(RouteTargetSchema).min(1),
+});
+
+export const ConfigFileSchema = z.object({
+  routes: z.array(RouteSchema).default([]),
+});
+
+export type Timers = z.infer<typeof TimersSchema>;
+export type Limits = z.infer<typeof LimitsSchema>;
+export type RouteConfig = z.infer<typeof RouteSchema>;
+export type RouteTargetConfig = z.infer<typeof RouteTargetSchema>;
+export type ConfigFile = z.infer<typeof ConfigFileSchema>;

@@ -1,0 +1,48 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, envName, loadConfig } from "../src/index.js";
+
+describe("loadConfig", () => {
+  it("gives documented defaults in embedded mode", () => {
+    const c = loadConfig({});
+    expect(c.mode).toBe("embedded");
+    expect(c.host).toBe("127.0.0.1");
+    expect(c.timers.heartbeatMs).toBe(5000);
+    expect(c.timers.notFoundWaitMs).toBe(30000);
+    expect(c.timers.reconnectGraceMs).toBe(30000);
+    expect(c.limits.seqnoWindow).toBe(256);
+    expect(c.store.driver).toBe("pglite");
+    expect(c.allowPrivateBaseUrls).toBe(true);
+  });
+
+  it("reads every timer from its environment variable", () => {
+    expect(envName("heartbeatMs")).toBe("GATEWAY_HEARTBEAT_MS");
+    const c = loadConfig({ GATEWAY_HEARTBEAT_MS: "50", GATEWAY_NOT_FOUND_WAIT_MS: "200" });
+    expect(c.timers.heartbeatMs).toBe(50);
+    expect(c.timers.notFoundWaitMs).toBe(200);
+  });
+
+  it("refuses bad values with a message naming the field", () => {
+    expect(() => loadConfig({ GATEWAY_HEARTBEAT_MS: "soon" })).toThrow(/heartbeatMs/);
+    expect(() => loadConfig({ GATEWAY_PORT: "70000" })).toThrow(ConfigError);
+    expect(() => loadConfig({ GATEWAY_MODE: "distributed" })).toThrow(/DATABASE_URL/);
+  });
+
+  it("loads routes from a YAML file and lets GATEWAY_ROUTES_JSON win per model id", () => {
+    const dir = mkdtempSync(join(tmpdir(), "cfg-"));
+    const file = join(dir, "gateway.yaml");
+    writeFileSync(
+      file,
+      "routes:\n  - modelId: gpt-x\n    targets:\n      - provider: openai-chat\n        model: a\n        apiKeyEnv: MY_KEY\n  - modelId: other\n    targets:\n      - provider: openai-chat\n        model: b\n",
+    );
+    const c = loadConfig({
+      GATEWAY_CONFIG_FILE: file,
+      MY_KEY: "k",
+      GATEWAY_ROUTES_JSON: JSON.stringify([{ modelId: "gpt-x", targets: [{ provider: "anthropic", model: "c" }] }]),
+    });
+    expect(c.file.routes.map((r) => [r.modelId, r.targets[0]?.model])).toEqual([["other", "b"], ["gpt-x", "c"]]);
+    expect(() => loadConfig({ GATEWAY_CONFIG_FILE: file })).toThrow(/MY_KEY/);
+  });
+});
