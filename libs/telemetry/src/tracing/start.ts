@@ -24,6 +24,8 @@ export interface TelemetryOptions {
 export interface Telemetry {
   /** Present when `exporter: "memory"`. */
   readonly exporter?: InMemorySpanExporter;
+  /** Exports every span ended so far (resource detection may delay exports until it settles). */
+  forceFlush(): Promise<void>;
   /** Flushes pending spans and shuts the SDK down; idempotent. */
   shutdown(): Promise<void>;
 }
@@ -58,6 +60,9 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   let done: Promise<void> | undefined;
   return {
     ...(memory ? { exporter: memory } : {}),
+    async forceFlush() {
+      await Promise.all(processors.map((p) => p.forceFlush()));
+    },
     shutdown() {
       done ??= sdk.shutdown();
       return done;
