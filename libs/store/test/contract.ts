@@ -1,0 +1,312 @@
+/**
+ * The one behavioural suite every Store implementation must pass. Each driver's test file
+ * calls storeContract() with a factory; driver-specific checks (persistence, pools) go
+ * beside it, on top. Tests share one store per suite and isolate themselves with random
+ * tenant and conversation ids, so they also hold on a database that is not empty.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isStoreError, knownMigrations, type NewHistoryEntry, type Store } from "../src/index.js";
+
+/** Returns a new store on an empty (or at least isolated) database, already migrated. */
+export type StoreFactory = () => Promise<Store>;
+
+export function storeContract(name: string, factory: StoreFactory): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+    beforeAll(async () => {
+      store = await factory();
+    });
+    afterAll(async () => {
+      await store?.close();
+    });
+
+    describe("migrations", () => {
+      it("applies every committed migration, in order, to an empty database", async () => {
+        const known = knownMigrations();
+        expect(known.length).toBeGreaterThan(0);
+        expect(await store.migrations()).toEqual(known);
+      });
+    });
+
+    describe("conversations", () => {
+      it("is undefined before the first upsert", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.getConversation(tenant, conv)).toBeUndefined();
+      });
+
+      it("creates with empty meta and returns the stored record", async () => {
+        const { tenant, conv } = ids();
+        const created = await store.upsertConversation(tenant, conv);
+        expect(created).toMatchObject({ tenantId: tenant, conversationId: conv, meta: {} });
+        expect(created.createdAt).toBeInstanceOf(Date);
+        expect(await store.getConversation(tenant, conv)).toEqual(created);
+      });
+
+      it("merges meta shallowly: new keys added, same keys replaced, others kept", async () => {
+        const { tenant, conv } = ids();
+        await store.upsertConversation(tenant, conv, { mode: "agent", model: { id: "a" } });
+        const merged = await store.upsertConversation(tenant, conv, { model: { name: "b" }, summary: 3 });
+        expect(merged.meta).toEqual({ mode: "agent", model: { name: "b" }, summary: 3 });
+        const untouched = await store.upsertConversation(tenant, conv);
+        expect(untouched.meta).toEqual(merged.meta);
+        expect(untouched.createdAt).toEqual(merged.createdAt);
+        expect(untouched.updatedAt.getTime()).toBeGreaterThanOrEqual(untouched.createdAt.getTime());
+      });
+
+      it("loses no key under concurrent upserts", async () => {
+        const { tenant, conv } = ids();
+        await Promise.all(Array.from({ length: 10 }, (_, i) => store.upsertConversation(tenant, conv, { [`k${i}`]: i })));
+        const meta = (await store.getConversation(tenant, conv))?.meta;
+        expect(meta).toEqual(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, i])));
+      });
+    });
+
+    describe("history", () => {
+      it("appends in order with seq 0, 1, 2 ... and continues after the last entry", async () => {
+        const { tenant, conv } = ids();
+        const a = await store.appendHistory([entry(tenant, conv, { kind: "user" }), entry(tenant, conv, { kind: "assistant" })]);
+        expect(a.map((e) => [e.seq, e.kind])).toEqual([[0, "user"], [1, "assistant"]]);
+        const b = await store.appendHistory([entry(tenant, conv, { kind: "tool", body: { n: [1, "x", null] } })]);
+        expect(b).toHaveLength(1);
+        expect(b[0]).toMatchObject({ seq: 2, kind: "tool", body: { n: [1, "x", null] }, interrupted: false });
+        const listed = await store.listHistory(tenant, conv);
+        expect(listed.map((e) => e.seq)).toEqual([0, 1, 2]);
+        expect(listed).toEqual([...a, ...b]);
+      });
+
+      it("round-trips every field", async () => {
+        const { tenant, conv } = ids();
+        const input = entry(tenant, conv, { requestId: "r-9", generation: 4, turn: 7, kind: "summary", body: { text: "é ☃" } });
+        const [stored] = await store.appendHistory([input]);
+        expect(stored).toEqual({ ...input, seq: 0, createdAt: expect.any(Date) });
+      });
+
+      it("creates the conversation if it did not exist", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory([entry(tenant, conv)]);
+        expect(await store.getConversation(tenant, conv)).toMatchObject({ tenantId: tenant, conversationId: conv });
+      });
+
+      it("returns [] for an empty append and an empty list for an unknown conversation", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.appendHistory([])).toEqual([]);
+        expect(await store.listHistory(tenant, conv)).toEqual([]);
+      });
+
+      it("rejects one append spanning two conversations, appending nothing", async () => {
+        const { tenant, conv } = ids();
+        const err = await store
+          .appendHistory([entry(tenant, conv), entry(tenant, `${conv}-other`)])
+          .catch((e: unknown) => e);
+        expect(isStoreError(err, "invalid_argument")).toBe(true);
+        expect(await store.listHistory(tenant, conv)).toEqual([]);
+      });
+
+      it("gives 20 concurrent single appends the contiguous seqs 0..19, each once", async () => {
+        const { tenant, conv } = ids();
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.appendHistory([entry(tenant, conv, { turn: i })])),
+        );
+        const seqs = results.map((r) => r[0]?.seq).sort((x, y) => (x ?? 0) - (y ?? 0));
+        expect(seqs).toEqual(range(20));
+        const listed = await store.listHistory(tenant, conv);
+        expect(listed.map((e) => e.seq)).toEqual(range(20));
+        expect(new Set(listed.map((e) => e.turn)).size).toBe(20);
+      });
+
+      it("keeps each concurrent batch contiguous and in its own order", async () => {
+        const { tenant, conv } = ids();
+        const batches = await Promise.all(
+          Array.from({ length: 8 }, (_, b) =>
+            store.appendHistory([0, 1, 2].map((i) => entry(tenant, conv, { turn: b, body: { i } }))),
+          ),
+        );
+        for (const batch of batches) {
+          const start = batch[0]?.seq ?? -1;
+          expect(batch.map((e) => e.seq)).toEqual([start, start + 1, start + 2]);
+          expect(batch.map((e) => (e.body as { i: number }).i)).toEqual([0, 1, 2]);
+        }
+        expect((await store.listHistory(tenant, conv)).map((e) => e.seq)).toEqual(range(24));
+      });
+    });
+
+    describe("history idempotency (takeover re-append)", () => {
+      it("does not append an entry whose (requestId, generation, dedupeKey) is stored, and returns the stored one", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory([entry(tenant, conv, { kind: "user" })]);
+        const first = await store.appendHistory([
+          entry(tenant, conv, { body: { dedupeKey: "a", text: "one" } }),
+          entry(tenant, conv, { body: { dedupeKey: "b", text: "two" } }),
+        ]);
+        // A worker taking over replays what it had plus what it produced since.
+        const replay = await store.appendHistory([
+          entry(tenant, conv, { body: { dedupeKey: "a", text: "one" } }),
+          entry(tenant, conv, { body: { dedupeKey: "b", text: "two" } }),
+          entry(tenant, conv, { body: { dedupeKey: "c", text: "three" } }),
+        ]);
+        expect(replay.slice(0, 2)).toEqual(first);
+        expect(replay[2]).toMatchObject({ seq: 3, body: { dedupeKey: "c" } });
+        expect((await store.listHistory(tenant, conv)).map((e) => e.seq)).toEqual([0, 1, 2, 3]);
+      });
+
+      it("keys on request and generation too: the same dedupeKey in a new generation or request is appended", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory([entry(tenant, conv, { requestId: "r1", generation: 1, body: { dedupeKey: "k" } })]);
+        await store.appendHistory([entry(tenant, conv, { requestId: "r1", generation: 2, body: { dedupeKey: "k" } })]);
+        await store.appendHistory([entry(tenant, conv, { requestId: "r2", generation: 1, body: { dedupeKey: "k" } })]);
+        expect(await store.listHistory(tenant, conv)).toHaveLength(3);
+      });
+
+      it("always appends entries without a dedupeKey", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory([entry(tenant, conv, { body: { text: "same" } })]);
+        await store.appendHistory([entry(tenant, conv, { body: { text: "same" } })]);
+        expect(await store.listHistory(tenant, conv)).toHaveLength(2);
+      });
+
+      it("stores a key repeated within one batch once", async () => {
+        const { tenant, conv } = ids();
+        const out = await store.appendHistory([
+          entry(tenant, conv, { body: { dedupeKey: "x" } }),
+          entry(tenant, conv, { body: { dedupeKey: "x" } }),
+        ]);
+        expect(out.map((e) => e.seq)).toEqual([0, 0]);
+        expect(await store.listHistory(tenant, conv)).toHaveLength(1);
+      });
+
+      it("stores each key once when takeover and original race", async () => {
+        const { tenant, conv } = ids();
+        const batch = () => ["a", "b", "c"].map((k) => entry(tenant, conv, { body: { dedupeKey: k } }));
+        await Promise.all([store.appendHistory(batch()), store.appendHistory(batch()), store.appendHistory(batch())]);
+        expect((await store.listHistory(tenant, conv)).map((e) => e.seq)).toEqual([0, 1, 2]);
+      });
+    });
+
+    describe("markInterrupted", () => {
+      it("marks exactly the given seqs; empty and unknown seqs change nothing", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory(range(4).map(() => entry(tenant, conv)));
+        await store.markInterrupted(tenant, conv, []);
+        await store.markInterrupted(tenant, conv, [1, 3, 99]);
+        const listed = await store.listHistory(tenant, conv);
+        expect(listed.map((e) => e.interrupted)).toEqual([false, true, false, true]);
+      });
+
+      it("keeps entries appended as interrupted marked", async () => {
+        const { tenant, conv } = ids();
+        await store.appendHistory([entry(tenant, conv, { interrupted: true })]);
+        expect((await store.listHistory(tenant, conv))[0]?.interrupted).toBe(true);
+      });
+    });
+
+    describe("checkpoints", () => {
+      it("is undefined before the first save", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.latestCheckpoint(tenant, conv)).toBeUndefined();
+      });
+
+      it("returns the latest save, bytes intact, per conversation", async () => {
+        const { tenant, conv } = ids();
+        const save = (c: string, generation: number, bytes: number[]) =>
+          store.saveCheckpoint({ tenantId: tenant, conversationId: c, requestId: "r", generation, state: new Uint8Array(bytes) });
+        await save(conv, 1, [1, 2, 3]);
+        await save(conv, 2, [0, 255, 0, 10]);
+        await save(`${conv}-other`, 9, [9]);
+        const latest = await store.latestCheckpoint(tenant, conv);
+        expect(latest).toMatchObject({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 2 });
+        expect(latest?.state).toBeInstanceOf(Uint8Array);
+        expect(Array.from(latest?.state ?? [])).toEqual([0, 255, 0, 10]);
+        expect(latest?.createdAt).toBeInstanceOf(Date);
+      });
+    });
+
+    describe("blobs", () => {
+      it("stores by SHA-256 and returns the same bytes; unknown ids are undefined", async () => {
+        const { tenant } = ids();
+        const data = new Uint8Array([5, 4, 3, 2, 1, 0]);
+        await store.putBlob(tenant, sha256(data), data);
+        const got = await store.getBlob(tenant, sha256(data));
+        expect(got).toBeInstanceOf(Uint8Array);
+        expect(Array.from(got ?? [])).toEqual(Array.from(data));
+        expect(await store.getBlob(tenant, sha256(new Uint8Array([7])))).toBeUndefined();
+      });
+
+      it("is idempotent on a repeated put, including the empty blob", async () => {
+        const { tenant } = ids();
+        const empty = new Uint8Array(0);
+        await store.putBlob(tenant, sha256(empty), empty);
+        await store.putBlob(tenant, sha256(empty), empty);
+        expect((await store.getBlob(tenant, sha256(empty)))?.length).toBe(0);
+      });
+
+      it("rejects an id that is not the SHA-256 of the data, storing nothing", async () => {
+        const { tenant } = ids();
+        const data = new Uint8Array([1, 2, 3]);
+        const wrong = sha256(new Uint8Array([3, 2, 1]));
+        for (const id of [wrong, sha256(data).subarray(0, 16), new Uint8Array(0)]) {
+          const err = await store.putBlob(tenant, id, data).catch((e: unknown) => e);
+          expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
+        }
+        expect(await store.getBlob(tenant, wrong)).toBeUndefined();
+      });
+    });
+
+    describe("tenant isolation", () => {
+      it("never shows tenant A's conversation, history, checkpoints or blobs to tenant B", async () => {
+        const a = `tenant-a-${randomUUID()}`;
+        const b = `tenant-b-${randomUUID()}`;
+        const conv = `shared-${randomUUID()}`; // same conversation id in both tenants
+        const blob = new Uint8Array([42, 42]);
+
+        await store.upsertConversation(a, conv, { owner: "a" });
+        await store.appendHistory([entry(a, conv, { body: { dedupeKey: "k", secret: "a" } }), entry(a, conv)]);
+        await store.saveCheckpoint({ tenantId: a, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
+        await store.putBlob(a, sha256(blob), blob);
+
+        expect(await store.getConversation(b, conv)).toBeUndefined();
+        expect(await store.listHistory(b, conv)).toEqual([]);
+        expect(await store.latestCheckpoint(b, conv)).toBeUndefined();
+        expect(await store.getBlob(b, sha256(blob))).toBeUndefined();
+
+        // B acting on the same ids neither sees nor changes A's rows.
+        const bConv = await store.upsertConversation(b, conv, { owner: "b" });
+        expect(bConv.meta).toEqual({ owner: "b" });
+        const bEntries = await store.appendHistory([entry(b, conv, { body: { dedupeKey: "k" } })]);
+        expect(bEntries.map((e) => [e.tenantId, e.seq])).toEqual([[b, 0]]);
+        await store.markInterrupted(b, conv, [0, 1]);
+
+        expect((await store.getConversation(a, conv))?.meta).toEqual({ owner: "a" });
+        const aHistory = await store.listHistory(a, conv);
+        expect(aHistory.map((e) => [e.tenantId, e.seq, e.interrupted])).toEqual([[a, 0, false], [a, 1, false]]);
+        expect(await store.listHistory(b, conv)).toHaveLength(1);
+      });
+    });
+  });
+}
+
+function ids(): { tenant: string; conv: string } {
+  return { tenant: `t-${randomUUID()}`, conv: `c-${randomUUID()}` };
+}
+
+function entry(tenantId: string, conversationId: string, over: Partial<NewHistoryEntry> = {}): NewHistoryEntry {
+  return {
+    tenantId,
+    conversationId,
+    requestId: "req-1",
+    generation: 1,
+    turn: 0,
+    kind: "assistant",
+    body: { text: "hello" },
+    interrupted: false,
+    ...over,
+  };
+}
+
+function sha256(data: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(data).digest());
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
