@@ -47,7 +47,11 @@ export interface CheckpointRecord {
 }
 
 export interface Store {
-  /** Creates the conversation if missing; merges `meta` into the stored meta. Returns the record. */
+  /**
+   * Creates the conversation if missing; merges `meta` into the stored meta. Returns the record.
+   * The merge is shallow and done by the database (top-level keys of `meta` replace stored ones,
+   * other stored keys stay), so concurrent upserts never lose each other's keys. Bumps updatedAt.
+   */
   upsertConversation(tenantId: string, conversationId: string, meta?: Record<string, unknown>): Promise<ConversationRecord>;
   getConversation(tenantId: string, conversationId: string): Promise<ConversationRecord | undefined>;
 
@@ -55,17 +59,29 @@ export interface Store {
    * Appends entries atomically, in order, after the current last entry; returns them with seq.
    * Idempotency: an entry whose `(requestId, generation, dedupeKey)` was appended before is
    * not appended twice (dedupeKey is body.dedupeKey when present) — lets a takeover re-append safely.
+   *
+   * Precisely: all entries must share one tenantId and conversationId (else StoreError
+   * "invalid_argument", nothing appended). The conversation is created if missing. New entries
+   * get contiguous seqs after the last stored one, even with concurrent appenders (they are
+   * serialised per conversation). The result has one entry per input, in input order; an input
+   * that was deduplicated comes back as the entry stored earlier, with its original seq.
+   * body.dedupeKey counts only when it is a non-empty string.
    */
   appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]>;
   /** Entries in seq order. */
   listHistory(tenantId: string, conversationId: string): Promise<HistoryEntry[]>;
-  /** Marks the given entries interrupted (a cut provider pass). */
+  /** Marks the given entries interrupted (a cut provider pass). Seqs not in the conversation are ignored. */
   markInterrupted(tenantId: string, conversationId: string, seqs: number[]): Promise<void>;
 
   saveCheckpoint(c: Omit<CheckpointRecord, "createdAt">): Promise<void>;
+  /** The checkpoint saved last for the conversation (save order, not createdAt). */
   latestCheckpoint(tenantId: string, conversationId: string): Promise<CheckpointRecord | undefined>;
 
-  /** Content-addressed blobs: id = SHA-256 of the bytes (verified on put). */
+  /**
+   * Content-addressed blobs: id = SHA-256 of the bytes (verified on put). A mismatching or
+   * non-32-byte id throws StoreError "blob_hash_mismatch" and stores nothing; putting the same
+   * blob again is a no-op.
+   */
   putBlob(tenantId: string, blobId: Uint8Array, data: Uint8Array): Promise<void>;
   getBlob(tenantId: string, blobId: Uint8Array): Promise<Uint8Array | undefined>;
 
