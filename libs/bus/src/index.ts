@@ -1,0 +1,2 @@
+export * from "./types.js";
+export { createMemoryBus } from "./memory/memory-bus.js";

@@ -1,0 +1,244 @@
+import type {
+  AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult,
+  OutputEntry, OutputRead, RequestRef, TraceCarrier, Unsubscribe,
+} from "../types.js";
+
+interface GenerationState {
+  input: InputEntry[];
+  output: OutputEntry[];
+  end: EndStatus | undefined;
+  epoch: number;
+  snapshot: Uint8Array | undefined;
+  /** Next expected append_seqno of this generation. */
+  nextSeqno: bigint;
+  /** Appends received ahead of a gap, by seqno. */
+  buffered: Map<bigint, { payload: Uint8Array; trace: TraceCarrier }>;
+  /** Retention passed: content dropped, the generation reads as absent; sequence state kept. */
+  expired: boolean;
+}
+
+interface RequestState {
+  latest: number;
+  generations: Map<number, GenerationState>;
+  readers: Set<string>;
+  lastLeftAt: number | undefined;
+  touchedAt: number;
+}
+
+function keyOf(ref: RequestRef): string {
+  return `${ref.tenantId}\u0000${ref.requestId}`;
+}
+
+function newGeneration(): GenerationState {
+  return { input: [], output: [], end: undefined, epoch: 0, snapshot: undefined, nextSeqno: 1n, buffered: new Map(), expired: false };
+}
+
+/**
+ * In-memory bus for embedded mode: one process, same guarantees as the Redis bus within it.
+ * Every method completes synchronously under the hood, so each is trivially atomic.
+ */
+export function createMemoryBus(opts: BusOptions): Bus {
+  const requests = new Map<string, RequestState>();
+  const outputWatchers = new Map<string, Set<() => void>>();
+  const inputWatchers = new Map<string, Set<() => void>>();
+  const timers = new Set<NodeJS.Timeout>();
+
+  const notify = (map: Map<string, Set<() => void>>, key: string) => {
+    const set = map.get(key);
+    if (!set) return;
+    for (const fn of [...set]) queueMicrotask(fn);
+  };
+
+  const later = (ms: number, fn: () => void) => {
+    const t = setTimeout(() => {
+      timers.delete(t);
+      fn();
+    }, ms);
+    t.unref();
+    timers.add(t);
+  };
+
+  // Idle sequence state is dropped (PROTOCOL.md: about 10 minutes); live generations are kept.
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const [k, r] of requests) {
+      const g = r.generations.get(r.latest);
+      const live = g && !g.end;
+      if (!live && r.readers.size === 0 && now - r.touchedAt > opts.sequenceStateTtlMs) requests.delete(k);
+    }
+  }, Math.min(opts.sequenceStateTtlMs, 60_000));
+  sweep.unref();
+
+  const watchIn = (map: Map<string, Set<() => void>>, ref: RequestRef, fn: () => void): Unsubscribe => {
+    const k = keyOf(ref);
+    let set = map.get(k);
+    if (!set) map.set(k, (set = new Set()));
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+      if (set.size === 0) map.delete(k);
+    };
+  };
+
+  const gen = (ref: RequestRef, generation: number): GenerationState | undefined =>
+    requests.get(keyOf(ref))?.generations.get(generation);
+
+  return {
+    async appendInput(ref, seqno, payload, trace): Promise<AppendOutcome> {
+      const k = keyOf(ref);
+      let r = requests.get(k);
+      if (!r) {
+        r = { latest: 0, generations: new Map(), readers: new Set(), lastLeftAt: undefined, touchedAt: Date.now() };
+        requests.set(k, r);
+      }
+      r.touchedAt = Date.now();
+      let g = r.generations.get(r.latest);
+      const latestEnded = !g || g.end !== undefined;
+      if (latestEnded && (seqno === 1n || seqno <= 0n)) {
+        r.latest += 1;
+        g = newGeneration();
+        r.generations.set(r.latest, g);
+      }
+      if (!g) {
+        // No generation yet and the first append is not seqno 1: buffer it in a fresh generation
+        // that starts once seqno 1 arrives.
+        r.latest += 1;
+        g = newGeneration();
+        r.generations.set(r.latest, g);
+      }
+      const generation = r.latest;
+      // A generation starts (and is dispatched) with its first delivered input entry.
+      const started = g.input.length === 0;
+      if (seqno <= 0n) {
+        if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
+        g.input.push({ index: g.input.length, seqno, payload, trace });
+        notify(inputWatchers, k);
+        return { status: "accepted", generation, startedGeneration: started };
+      }
+      if (seqno < g.nextSeqno || g.buffered.has(seqno)) return { status: "duplicate", generation };
+      if (seqno - g.nextSeqno > BigInt(opts.seqnoWindow)) {
+        return { status: "beyond_window", generation, nextSeqno: g.nextSeqno, window: opts.seqnoWindow };
+      }
+      if (seqno > g.nextSeqno) {
+        if (g.input.length + g.buffered.size >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
+        g.buffered.set(seqno, { payload, trace });
+        return { status: "buffered", generation };
+      }
+      if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
+      g.input.push({ index: g.input.length, seqno, payload, trace });
+      g.nextSeqno += 1n;
+      for (let next = g.buffered.get(g.nextSeqno); next; next = g.buffered.get(g.nextSeqno)) {
+        g.buffered.delete(g.nextSeqno);
+        g.input.push({ index: g.input.length, seqno: g.nextSeqno, payload: next.payload, trace: next.trace });
+        g.nextSeqno += 1n;
+      }
+      notify(inputWatchers, k);
+      return { status: "accepted", generation, startedGeneration: started };
+    },
+
+    async latestGeneration(ref): Promise<GenerationInfo | undefined> {
+      const r = requests.get(keyOf(ref));
+      if (!r || r.latest === 0) return undefined;
+      const g = r.generations.get(r.latest);
+      if (!g || g.expired) return undefined;
+      return { generation: r.latest, ended: g.end !== undefined };
+    },
+
+    async readOutput(ref, generation, fromIndex, max): Promise<OutputRead> {
+      const g = gen(ref, generation);
+      if (!g || g.expired) return { entries: [] };
+      const entries = g.output.slice(fromIndex, fromIndex + max);
+      const done = fromIndex + entries.length >= g.output.length;
+      return done && g.end ? { entries, end: g.end } : { entries };
+    },
+
+    watch(ref, onChange) {
+      return watchIn(outputWatchers, ref, onChange);
+    },
+
+    async addReader(ref, readerId) {
+      const k = keyOf(ref);
+      let r = requests.get(k);
+      if (!r) {
+        r = { latest: 0, generations: new Map(), readers: new Set(), lastLeftAt: undefined, touchedAt: Date.now() };
+        requests.set(k, r);
+      }
+      r.readers.add(readerId);
+      const state = r;
+      return async () => {
+        if (state.readers.delete(readerId) && state.readers.size === 0) state.lastLeftAt = Date.now();
+      };
+    },
+
+    async claim(ref, generation) {
+      const g = gen(ref, generation);
+      if (!g) throw new Error(`generation ${generation} of request does not exist`);
+      g.epoch += 1;
+      return g.epoch;
+    },
+
+    async readInput(ref, generation, fromIndex) {
+      return gen(ref, generation)?.input.slice(fromIndex) ?? [];
+    },
+
+    watchInput(ref, onChange) {
+      return watchIn(inputWatchers, ref, onChange);
+    },
+
+    async appendOutput(ref, generation, epoch, frames, trace): Promise<OutputAppendResult> {
+      const g = gen(ref, generation);
+      if (!g || g.epoch !== epoch) return { ok: false, reason: "fenced" };
+      if (g.end) return { ok: false, reason: "ended" };
+      if (g.output.length + frames.length > opts.maxOutputFrames) return { ok: false, reason: "cap", limit: opts.maxOutputFrames };
+      for (const frame of frames) g.output.push({ index: g.output.length, frame, trace });
+      notify(outputWatchers, keyOf(ref));
+      return { ok: true, nextIndex: g.output.length };
+    },
+
+    async endOutput(ref, generation, epoch, end): Promise<OutputAppendResult> {
+      const g = gen(ref, generation);
+      if (!g || g.epoch !== epoch) return { ok: false, reason: "fenced" };
+      if (g.end) return { ok: false, reason: "ended" };
+      g.end = end;
+      const k = keyOf(ref);
+      notify(outputWatchers, k);
+      later(opts.finishedRetentionMs, () => {
+        const r = requests.get(k);
+        // Keep the latest generation's sequence state (for duplicates and reuse); drop its content.
+        if (r && r.latest !== generation) r.generations.delete(generation);
+        else if (r) {
+          g.expired = true;
+          g.output = [];
+          g.input = [];
+          g.snapshot = undefined;
+        }
+      });
+      return { ok: true, nextIndex: g.output.length };
+    },
+
+    async readerPresence(ref) {
+      const r = requests.get(keyOf(ref));
+      return { readers: r?.readers.size ?? 0, lastLeftAt: r?.lastLeftAt };
+    },
+
+    async saveSnapshot(ref, generation, epoch, snapshot) {
+      const g = gen(ref, generation);
+      if (!g || g.epoch !== epoch) return false;
+      g.snapshot = snapshot;
+      return true;
+    },
+
+    async loadSnapshot(ref, generation) {
+      return gen(ref, generation)?.snapshot;
+    },
+
+    async close() {
+      clearInterval(sweep);
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      requests.clear();
+      outputWatchers.clear();
+      inputWatchers.clear();
+    },
+  };
+}

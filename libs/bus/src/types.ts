@@ -1,0 +1,172 @@
+/**
+ * The request bus: everything about a live request that must outlive any one process.
+ *
+ * Two implementations share this contract and one test suite (test/contract.ts):
+ * `createMemoryBus()` for embedded mode and the Redis bus for distributed mode.
+ *
+ * Vocabulary
+ * - request: a Cursor `request_id`, always looked up inside its tenant (RequestRef).
+ * - generation: one run of a request. Cursor reuses request ids; once the latest generation
+ *   has ended, an append with seqno 1 begins generation N+1 with its own input and output.
+ * - input: the request's AgentClientMessages in append_seqno order, each delivered once.
+ * - output: the AgentServerMessage frames of one generation, then one end entry.
+ * - epoch: the fencing token of the worker that owns a generation; only the current
+ *   epoch may append output.
+ */
+
+/** W3C trace context carrier (traceparent / tracestate) stored with every entry. */
+export type TraceCarrier = Record<string, string>;
+
+export interface RequestRef {
+  tenantId: string;
+  requestId: string;
+}
+
+/** One client message accepted into a generation's input, in delivery order. */
+export interface InputEntry {
+  /** 0-based position in the generation's input. */
+  index: number;
+  /** The client's append_seqno (≤ 0 for appends that bypass ordering). */
+  seqno: bigint;
+  /** Serialized agent.v1.AgentClientMessage. */
+  payload: Uint8Array;
+  trace: TraceCarrier;
+}
+
+export type AppendOutcome =
+  /** Delivered in order (and any buffered successors with it). */
+  | { status: "accepted"; generation: number; startedGeneration: boolean }
+  /** Ahead of a gap: recorded durably, delivered once the gap fills. */
+  | { status: "buffered"; generation: number }
+  /** Already seen: no effect. */
+  | { status: "duplicate"; generation: number }
+  /** Too far ahead of the next expected seqno. Nothing was recorded. */
+  | { status: "beyond_window"; generation: number; nextSeqno: bigint; window: number }
+  /** The generation reached its input cap. Nothing was recorded. */
+  | { status: "input_full"; generation: number; limit: number };
+
+/** How a generation's output ended: `{}` (ok) or a Connect error with optional ErrorDetails bytes. */
+export interface EndStatus {
+  ok: boolean;
+  code?: string;
+  message?: string;
+  /** Serialized aiserver.v1.ErrorDetails. */
+  errorDetails?: Uint8Array;
+}
+
+export interface OutputEntry {
+  /** 0-based position in the generation's output. */
+  index: number;
+  /** Serialized agent.v1.AgentServerMessage. */
+  frame: Uint8Array;
+  trace: TraceCarrier;
+}
+
+export interface GenerationInfo {
+  generation: number;
+  ended: boolean;
+}
+
+export type OutputAppendResult =
+  | { ok: true; nextIndex: number }
+  /** The caller's epoch is not the current one: another worker owns the generation. */
+  | { ok: false; reason: "fenced" }
+  /** The output cap was reached; the caller must end the run `resource_exhausted`. */
+  | { ok: false; reason: "cap"; limit: number }
+  /** The generation has already ended. */
+  | { ok: false; reason: "ended" };
+
+export interface OutputRead {
+  entries: OutputEntry[];
+  /** Present once the generation has ended and every entry before it was returned. */
+  end?: EndStatus;
+}
+
+/** Unsubscribe function. */
+export type Unsubscribe = () => void;
+
+export interface Bus {
+  // ---- ingress: BidiAppend -------------------------------------------------------------
+
+  /**
+   * The append_seqno gate (PROTOCOL.md), atomic per request: seqno == next is delivered,
+   * larger is buffered (up to `window` ahead), smaller is a duplicate; seqno ≤ 0 is delivered
+   * without ordering. When the latest generation has ended (or none exists), seqno 1 (or a
+   * seqno ≤ 0 append) starts a new generation. Resolves once the outcome is durable.
+   */
+  appendInput(ref: RequestRef, seqno: bigint, payload: Uint8Array, trace: TraceCarrier): Promise<AppendOutcome>;
+
+  // ---- readers: RunSSE -----------------------------------------------------------------
+
+  /** The latest generation of the request, if any. */
+  latestGeneration(ref: RequestRef): Promise<GenerationInfo | undefined>;
+
+  /**
+   * Output entries of `generation` from `fromIndex`, at most `max`, and the end status
+   * once every entry has been read.
+   */
+  readOutput(ref: RequestRef, generation: number, fromIndex: number, max: number): Promise<OutputRead>;
+
+  /**
+   * Calls `onChange` (coalesced, possibly spuriously) whenever the request's output, end or
+   * generation may have changed. Readers re-read after each call; nothing is carried in it.
+   */
+  watch(ref: RequestRef, onChange: () => void): Unsubscribe;
+
+  /**
+   * Registers a live reader of the request, visible to every process (reconnect grace).
+   * The returned function removes it. Readers of a crashed process expire after `ttlMs`.
+   */
+  addReader(ref: RequestRef, readerId: string, ttlMs: number): Promise<() => Promise<void>>;
+
+  // ---- workers ---------------------------------------------------------------------------
+
+  /**
+   * Takes ownership of a generation: bumps and returns its epoch. Every earlier epoch is
+   * fenced from then on.
+   */
+  claim(ref: RequestRef, generation: number): Promise<number>;
+
+  /** Input entries of `generation` from `fromIndex`. */
+  readInput(ref: RequestRef, generation: number, fromIndex: number): Promise<InputEntry[]>;
+
+  /** Like watch(), for new input of the request. */
+  watchInput(ref: RequestRef, onChange: () => void): Unsubscribe;
+
+  /** Appends frames atomically (all or none), fenced by epoch and capped. */
+  appendOutput(ref: RequestRef, generation: number, epoch: number, frames: Uint8Array[], trace: TraceCarrier): Promise<OutputAppendResult>;
+
+  /**
+   * Ends the generation (fenced): stores the end status, marks the generation ended and
+   * starts the retention TTL of its keys.
+   */
+  endOutput(ref: RequestRef, generation: number, epoch: number, end: EndStatus): Promise<OutputAppendResult>;
+
+  /** Number of live readers and when the last one left (ms epoch), for the reconnect grace. */
+  readerPresence(ref: RequestRef): Promise<{ readers: number; lastLeftAt: number | undefined }>;
+
+  /** Run snapshot for takeover (opaque bytes), fenced by epoch on save. */
+  saveSnapshot(ref: RequestRef, generation: number, epoch: number, snapshot: Uint8Array): Promise<boolean>;
+  loadSnapshot(ref: RequestRef, generation: number): Promise<Uint8Array | undefined>;
+
+  close(): Promise<void>;
+}
+
+/** Timers and limits every bus implementation honours. */
+export interface BusOptions {
+  seqnoWindow: number;
+  maxOutputFrames: number;
+  maxInputEntries: number;
+  /** Retention of an ended generation's keys. */
+  finishedRetentionMs: number;
+  /** Idle sequence state is dropped after this. */
+  sequenceStateTtlMs: number;
+}
+
+/**
+ * Dispatches run generations to whoever executes them (the in-process engine in embedded
+ * mode, BullMQ workers in distributed mode). Idempotent per (request, generation).
+ */
+export interface RunDispatcher {
+  dispatch(ref: RequestRef, generation: number, trace: TraceCarrier): Promise<void>;
+}

@@ -1,0 +1,208 @@
+// The bus contract: every Bus implementation runs these tests (memory and Redis alike).
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Bus, BusOptions, RequestRef } from "../src/index.js";
+
+export interface BusHarness {
+  bus: Bus;
+  /** Removes everything the harness created (e.g. the test's Redis keys). */
+  cleanup(): Promise<void>;
+}
+
+export const CONTRACT_OPTIONS: BusOptions = {
+  seqnoWindow: 8,
+  maxOutputFrames: 50,
+  maxInputEntries: 40,
+  finishedRetentionMs: 300,
+  sequenceStateTtlMs: 60_000,
+};
+
+const bytes = (s: string) => new TextEncoder().encode(s);
+const text = (b: Uint8Array) => new TextDecoder().decode(b);
+
+async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function busContract(name: string, factory: (opts: BusOptions) => Promise<BusHarness>): void {
+  describe(`Bus contract: ${name}`, () => {
+    let h: BusHarness;
+    let bus: Bus;
+    const tenant = `t-${randomUUID().slice(0, 8)}`;
+    const ref = (): RequestRef => ({ tenantId: tenant, requestId: randomUUID() });
+
+    beforeAll(async () => {
+      h = await factory(CONTRACT_OPTIONS);
+      bus = h.bus;
+    });
+    afterAll(async () => {
+      await h.cleanup();
+      await bus.close();
+    });
+
+    it("delivers shuffled and duplicated appends once each, in seqno order", async () => {
+      const r = ref();
+      const order = [3n, 1n, 3n, 2n, 5n, 1n, 4n, 2n];
+      const outcomes = [];
+      for (const s of order) outcomes.push(await bus.appendInput(r, s, bytes(`m${s}`), {}));
+      expect(outcomes.map((o) => o.status)).toEqual([
+        "buffered", "accepted", "duplicate", "accepted", "buffered", "duplicate", "accepted", "duplicate",
+      ]);
+      expect(outcomes[1]).toMatchObject({ generation: 1, startedGeneration: true });
+      const input = await bus.readInput(r, 1, 0);
+      expect(input.map((e) => [e.index, e.seqno, text(e.payload)])).toEqual([
+        [0, 1n, "m1"], [1, 2n, "m2"], [2, 3n, "m3"], [3, 4n, "m4"], [4, 5n, "m5"],
+      ]);
+      expect((await bus.readInput(r, 1, 3)).map((e) => e.seqno)).toEqual([4n, 5n]);
+    });
+
+    it("refuses a seqno beyond the window without recording it", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("a"), {});
+      const o = await bus.appendInput(r, 2n + BigInt(CONTRACT_OPTIONS.seqnoWindow) + 1n, bytes("far"), {});
+      expect(o).toMatchObject({ status: "beyond_window", nextSeqno: 2n, window: CONTRACT_OPTIONS.seqnoWindow });
+      expect(await bus.appendInput(r, 2n + BigInt(CONTRACT_OPTIONS.seqnoWindow), bytes("edge"), {})).toMatchObject({ status: "buffered" });
+    });
+
+    it("lets seqno <= 0 bypass ordering", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("a"), {});
+      expect(await bus.appendInput(r, 0n, bytes("b"), {})).toMatchObject({ status: "accepted" });
+      expect(await bus.appendInput(r, -1n, bytes("c"), {})).toMatchObject({ status: "accepted" });
+      expect((await bus.readInput(r, 1, 0)).map((e) => text(e.payload))).toEqual(["a", "b", "c"]);
+    });
+
+    it("caps a generation's input", async () => {
+      const r = ref();
+      for (let i = 1; i <= CONTRACT_OPTIONS.maxInputEntries; i++) {
+        expect(await bus.appendInput(r, BigInt(i), bytes("x"), {})).toMatchObject({ status: "accepted" });
+      }
+      expect(await bus.appendInput(r, BigInt(CONTRACT_OPTIONS.maxInputEntries + 1), bytes("x"), {})).toMatchObject({
+        status: "input_full",
+      });
+    });
+
+    it("starts a new generation only for seqno 1 after the latest one ended", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("turn1"), {});
+      expect(await bus.appendInput(r, 1n, bytes("dup"), {})).toMatchObject({ status: "duplicate", generation: 1 });
+      const epoch = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, epoch, [bytes("f1")], {});
+      expect(await bus.endOutput(r, 1, epoch, { ok: true })).toMatchObject({ ok: true });
+      expect(await bus.latestGeneration(r)).toEqual({ generation: 1, ended: true });
+      const o = await bus.appendInput(r, 1n, bytes("turn2"), {});
+      expect(o).toMatchObject({ status: "accepted", generation: 2, startedGeneration: true });
+      expect(await bus.latestGeneration(r)).toEqual({ generation: 2, ended: false });
+      expect((await bus.readInput(r, 2, 0)).map((e) => text(e.payload))).toEqual(["turn2"]);
+      expect((await bus.readOutput(r, 2, 0, 10)).entries).toEqual([]);
+      expect((await bus.readOutput(r, 1, 0, 10)).entries.map((e) => text(e.frame))).toEqual(["f1"]);
+    });
+
+    it("fences appends of a superseded epoch", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const e1 = await bus.claim(r, 1);
+      expect(await bus.appendOutput(r, 1, e1, [bytes("a")], {})).toEqual({ ok: true, nextIndex: 1 });
+      const e2 = await bus.claim(r, 1);
+      expect(e2).toBeGreaterThan(e1);
+      expect(await bus.appendOutput(r, 1, e1, [bytes("stale")], {})).toEqual({ ok: false, reason: "fenced" });
+      expect(await bus.endOutput(r, 1, e1, { ok: true })).toEqual({ ok: false, reason: "fenced" });
+      expect(await bus.saveSnapshot(r, 1, e1, bytes("s"))).toBe(false);
+      expect(await bus.appendOutput(r, 1, e2, [bytes("b"), bytes("c")], {})).toEqual({ ok: true, nextIndex: 3 });
+      expect(await bus.saveSnapshot(r, 1, e2, bytes("snap"))).toBe(true);
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("snap");
+      const read = await bus.readOutput(r, 1, 0, 100);
+      expect(read.entries.map((e) => [e.index, text(e.frame)])).toEqual([[0, "a"], [1, "b"], [2, "c"]]);
+      expect(read.end).toBeUndefined();
+    });
+
+    it("caps output and reports the end after the last entry", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const e = await bus.claim(r, 1);
+      const many = Array.from({ length: CONTRACT_OPTIONS.maxOutputFrames }, (_, i) => bytes(`f${i}`));
+      expect(await bus.appendOutput(r, 1, e, many, {})).toMatchObject({ ok: true });
+      expect(await bus.appendOutput(r, 1, e, [bytes("over")], {})).toEqual({ ok: false, reason: "cap", limit: CONTRACT_OPTIONS.maxOutputFrames });
+      const details = new Uint8Array([8, 41]);
+      await bus.endOutput(r, 1, e, { ok: false, code: "resource_exhausted", message: "cap", errorDetails: details });
+      const first = await bus.readOutput(r, 1, 0, 10);
+      expect(first.entries).toHaveLength(10);
+      expect(first.end).toBeUndefined();
+      const rest = await bus.readOutput(r, 1, 10, 1000);
+      expect(rest.entries).toHaveLength(CONTRACT_OPTIONS.maxOutputFrames - 10);
+      expect(rest.end).toMatchObject({ ok: false, code: "resource_exhausted", message: "cap" });
+      expect([...rest.end!.errorDetails!]).toEqual([8, 41]);
+      expect(await bus.appendOutput(r, 1, e, [bytes("late")], {})).toEqual({ ok: false, reason: "ended" });
+    });
+
+    it("wakes watchers on new output and new input", async () => {
+      const r = ref();
+      let outputWakes = 0;
+      let inputWakes = 0;
+      const stopOut = bus.watch(r, () => outputWakes++);
+      const stopIn = bus.watchInput(r, () => inputWakes++);
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      await waitFor(async () => inputWakes > 0);
+      const e = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, e, [bytes("a")], {});
+      await waitFor(async () => outputWakes > 0);
+      stopOut();
+      stopIn();
+    });
+
+    it("carries trace context with input and output entries", async () => {
+      const r = ref();
+      const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+      await bus.appendInput(r, 1n, bytes("x"), trace);
+      expect((await bus.readInput(r, 1, 0))[0]?.trace).toEqual(trace);
+      const e = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, e, [bytes("a")], trace);
+      expect((await bus.readOutput(r, 1, 0, 1)).entries[0]?.trace).toEqual(trace);
+    });
+
+    it("shares reader presence and records when the last reader left", async () => {
+      const r = ref();
+      expect((await bus.readerPresence(r)).readers).toBe(0);
+      const leaveA = await bus.addReader(r, "a", 10_000);
+      const leaveB = await bus.addReader(r, "b", 10_000);
+      expect((await bus.readerPresence(r)).readers).toBe(2);
+      await leaveA();
+      expect(await bus.readerPresence(r)).toMatchObject({ readers: 1 });
+      const before = Date.now();
+      await leaveB();
+      const p = await bus.readerPresence(r);
+      expect(p.readers).toBe(0);
+      expect(p.lastLeftAt).toBeGreaterThanOrEqual(before - 5);
+    });
+
+    it("isolates tenants that use the same request id", async () => {
+      const requestId = randomUUID();
+      const a = { tenantId: `${tenant}-a`, requestId };
+      const b = { tenantId: `${tenant}-b`, requestId };
+      await bus.appendInput(a, 1n, bytes("secret-of-a"), {});
+      expect(await bus.latestGeneration(b)).toBeUndefined();
+      expect(await bus.readInput(b, 1, 0)).toEqual([]);
+      expect(await bus.appendInput(b, 1n, bytes("b"), {})).toMatchObject({ status: "accepted", generation: 1 });
+      expect((await bus.readInput(a, 1, 0)).map((e) => text(e.payload))).toEqual(["secret-of-a"]);
+    });
+
+    it("drops an ended generation after the retention time", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const e = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, e, [bytes("a")], {});
+      await bus.endOutput(r, 1, e, { ok: true });
+      expect(await bus.latestGeneration(r)).toEqual({ generation: 1, ended: true });
+      await waitFor(async () => (await bus.latestGeneration(r)) === undefined);
+      expect((await bus.readOutput(r, 1, 0, 10)).entries).toEqual([]);
+      // A late duplicate of the ended generation has no effect; seqno 1 starts the next one.
+      expect(await bus.appendInput(r, 1n, bytes("again"), {})).toMatchObject({ status: "accepted", generation: 2 });
+    });
+  });
+}
