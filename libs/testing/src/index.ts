@@ -1,1 +1,2 @@
 export * from "./simulator/index.js";
+export * from "./client/index.js";
