@@ -11,7 +11,7 @@ export interface LoggerOptions {
   service: string;
   /** Minimum level (default `info`). */
   level?: Level | "silent";
-  /** Where lines go (default stdout). Anything with `write(line: string)`. */
+  /** Where lines go (default: stdout, synchronous writes so a crash loses no line). Anything with `write(line: string)`. */
   destination?: DestinationStream;
   /** Registered secret values to remove (default: the process-wide {@link processSecrets}). */
   secrets?: SecretSet;
@@ -65,7 +65,7 @@ export function createLogger(options: LoggerOptions): Logger {
         streamWrite: (line) => scrubText(line, secrets),
       },
     },
-    options.destination ?? pino.destination({ fd: 1, sync: false }),
+    options.destination ?? pino.destination({ fd: 1, sync: true }),
   );
   return guardChildren(logger, scrubObject);
 }
