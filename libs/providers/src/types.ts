@@ -111,7 +111,14 @@ export type ProviderEvent =
   | { type: "reasoning_delta"; itemId: string; text: string }
   | { type: "tool_call_delta"; itemId: string; argsDelta: string }
   | { type: "item_done"; item: OutputItem }
-  | { type: "completed"; usage: Usage; endTurn: boolean };
+  | { type: "completed"; usage: Usage; endTurn: boolean; stopReason?: StopReason };
+
+/**
+ * Why the provider stopped (added; optional so existing consumers are unaffected):
+ * `end_turn` the model finished, `tool_use` it wants tool results, `max_tokens` the output
+ * cap cut it, `other` anything else the vendor reported (e.g. a stop sequence, pause_turn).
+ */
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "other";
 
 export type ProviderErrorKind =
   | "rate_limited"

@@ -172,7 +172,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         if (stop.aborted) return;
       }
       const frame: Frame = i === script.malformedAt ? renderer.malformedFrame() : (frames[i] as Frame);
-      res.write(frame);
+      // Wait until the frame is handed to the socket so a later `disconnectAfterChunks`
+      // destroy cannot discard frames the script says were sent.
+      await new Promise<void>((resolve) => res.write(frame, () => resolve()));
       record.framesSent++;
     }
     finishedByUs = true;

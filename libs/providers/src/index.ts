@@ -1,0 +1,7 @@
+export * from "./types.js";
+export { createOpenAIChatAdapter, type OpenAIChatAdapterDeps } from "./openai-chat/adapter.js";
+export { normalizeChatUsage } from "./openai-chat/usage.js";
+export { attemptNamespace, outputItemId } from "./shared/ids.js";
+export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
+export { redact } from "./shared/redact.js";
+export { parseAdapterOptions, type AdapterOptions } from "./shared/options.js";

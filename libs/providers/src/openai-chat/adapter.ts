@@ -1,0 +1,114 @@
+import OpenAI from "openai";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "../types.js";
+import { ItemIds } from "../shared/ids.js";
+import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { ChatStreamDecoder } from "./decoder.js";
+import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
+import { toChatRequest } from "./request.js";
+import { normalizeChatUsage } from "./usage.js";
+
+export interface OpenAIChatAdapterDeps {
+  /** fetch used by the SDK (tests, proxies). */
+  fetch?: typeof fetch;
+}
+
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/**
+ * Builds the SDK client for one target. Every option the SDK would otherwise read from the
+ * environment (base URL, key, organization, project) is passed explicitly so a pass never
+ * picks up the operator's ambient OpenAI credentials; retries are off (the engine retries).
+ */
+function chatClient(req: ModelCallRequest, opts: AdapterOptions, deps: OpenAIChatAdapterDeps): OpenAI {
+  return new OpenAI({
+    // Keyless local endpoints still need a non-empty value for the SDK; nothing secret is sent.
+    apiKey: req.target.apiKey || "no-key",
+    baseURL: req.target.baseUrl ?? OPENAI_BASE_URL,
+    organization: null,
+    project: null,
+    maxRetries: 0,
+    logLevel: "off",
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+}
+
+/** What a Chat Completions pass needs besides the request: the client and how to name the upstream. */
+export interface ChatPassSetup {
+  client: OpenAI;
+  provider: string;
+  secrets: readonly (string | undefined)[];
+  /** Rewrites the body (Azure puts the deployment in the URL and ignores `model`). */
+  body?: (b: ChatCompletionCreateParamsStreaming) => ChatCompletionCreateParamsStreaming;
+}
+
+/**
+ * One streamed Chat Completions pass. Shared by the OpenAI-compatible and Azure adapters.
+ *
+ * Completion is recognised by a `finish_reason`: a stream that ends without one (the
+ * connection closed cleanly mid-answer) is a retryable `network` failure, never a silent
+ * success. `finish_reason: content_filter` is a `content_policy` failure. Every failure
+ * after the response started carries `partialUsage` (reported, or estimated).
+ */
+export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetup, opts: AdapterOptions): AsyncGenerator<ProviderEvent> {
+  const meter = new OutputMeter();
+  const decoder = new ChatStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter, { thinkTags: opts.thinkTags });
+  const inputChars = requestChars(req);
+  let started = false;
+  const usageSoFar = () => (decoder.rawUsage ? normalizeChatUsage(decoder.rawUsage) : estimateUsage(inputChars, meter));
+  const ctx = (): FailureContext => ({
+    provider: setup.provider,
+    signal: req.signal,
+    secrets: setup.secrets,
+    partialUsage: started ? usageSoFar() : undefined,
+  });
+
+  if (req.signal.aborted) throw cancelledError(ctx());
+  let body = toChatRequest(req, opts);
+  if (setup.body) body = setup.body(body);
+
+  let stream: AsyncIterable<ChatCompletionChunk>;
+  try {
+    stream = await setup.client.chat.completions.create(body, { signal: req.signal });
+  } catch (err) {
+    throw mapChatError(err, ctx());
+  }
+  started = true;
+  try {
+    for await (const chunk of stream) {
+      yield* decoder.push(chunk);
+      if (req.signal.aborted) break;
+    }
+  } catch (err) {
+    throw mapChatError(err, ctx());
+  }
+  // The SDK ends iteration silently when the request is aborted: report it as a cancel.
+  if (req.signal.aborted) throw cancelledError(ctx());
+  if (decoder.finishReason === undefined) throw truncatedStreamError(ctx());
+  if (decoder.finishReason === "content_filter") throw contentFilterError(ctx());
+  yield* decoder.end();
+  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+}
+
+/** Chat Completions against OpenAI or any OpenAI-compatible endpoint (`target.baseUrl`). */
+export function createOpenAIChatAdapter(deps: OpenAIChatAdapterDeps = {}): ProviderAdapter {
+  const kind: ProviderKind = "openai-chat";
+  return {
+    kind,
+    async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {
+      const opts = parseAdapterOptions(req.target.options);
+      const provider = chatProviderName(req.target);
+      let client: OpenAI;
+      try {
+        client = chatClient(req, opts, deps);
+      } catch (err) {
+        throw configurationError(provider, err, [req.target.apiKey]);
+      }
+      yield* streamChatPass(req, { client, provider, secrets: [req.target.apiKey] }, opts);
+    },
+  };
+}

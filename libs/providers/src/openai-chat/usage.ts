@@ -1,0 +1,26 @@
+import type { Usage } from "../types.js";
+import { count, isRecord } from "../shared/usage.js";
+
+/**
+ * Normalizes a Chat Completions `usage` object (docs/usage.md):
+ * input = prompt_tokens − cached (cached from `prompt_tokens_details.cached_tokens`, or
+ * DeepSeek's `prompt_cache_hit_tokens`); output = completion_tokens (reasoning included, as
+ * OpenAI reports it); reasoning = `completion_tokens_details.reasoning_tokens` or 0.
+ * OpenAI does not bill or report cache writes: cacheWriteTokens is 0.
+ */
+export function normalizeChatUsage(raw: unknown): Usage {
+  const u = isRecord(raw) ? raw : {};
+  const promptDetails = isRecord(u["prompt_tokens_details"]) ? u["prompt_tokens_details"] : {};
+  const completionDetails = isRecord(u["completion_tokens_details"]) ? u["completion_tokens_details"] : {};
+  const prompt = count(u["prompt_tokens"]);
+  const cached = Math.min(prompt, count(promptDetails["cached_tokens"]) || count(u["prompt_cache_hit_tokens"]));
+  return {
+    inputTokens: prompt - cached,
+    outputTokens: count(u["completion_tokens"]),
+    cacheReadTokens: cached,
+    cacheWriteTokens: 0,
+    reasoningTokens: count(completionDetails["reasoning_tokens"]),
+    estimated: false,
+    raw,
+  };
+}

@@ -1,0 +1,62 @@
+import { isRecord } from "./usage.js";
+
+/**
+ * Adapter knobs a route can set in `ProviderTarget.options` (unknown keys are ignored;
+ * wrong types fall back to the defaults, so a bad route cannot crash a pass).
+ */
+export interface AdapterOptions {
+  /** Provider parameters merged into the request body last (e.g. `temperature`, `top_p`, vendor extensions). */
+  extraBody: Record<string, unknown>;
+  /** Extra HTTP headers sent upstream (e.g. `anthropic-beta`). */
+  headers: Record<string, string>;
+  /** Per-request timeout until the response starts, ms (default 10 min, the SDKs' own default). */
+  timeoutMs: number | undefined;
+  /** Send the reasoning effort at all (endpoints that reject unknown parameters set this false). Default true. */
+  sendReasoningEffort: boolean;
+  /** Chat Completions: split `<think>…</think>` in content into reasoning. Default true. */
+  thinkTags: boolean;
+  /**
+   * Chat Completions: how earlier reasoning goes back on assistant messages. `none` (default:
+   * DeepSeek R1 rejects it), or the field an endpoint requires (Kimi / DeepSeek thinking-mode tool loops).
+   */
+  replayReasoning: "none" | "reasoning_content" | "reasoning";
+  /** Chat Completions: name of the output cap parameter. Default `max_completion_tokens` on OpenAI's host, else `max_tokens`. */
+  maxTokensParam: "max_tokens" | "max_completion_tokens" | undefined;
+  /** Anthropic: thinking budget per effort level override, tokens. */
+  thinkingBudgetTokens: number | undefined;
+  /** Anthropic: add prompt-caching breakpoints (system, tools, last user turn). Default true. */
+  promptCaching: boolean;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+function bool(v: unknown, dflt: boolean): boolean {
+  return typeof v === "boolean" ? v : dflt;
+}
+
+function posInt(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+export function parseAdapterOptions(raw: Record<string, unknown> | undefined): AdapterOptions {
+  const o = raw ?? {};
+  const headers: Record<string, string> = {};
+  if (isRecord(o["headers"])) {
+    for (const [k, v] of Object.entries(o["headers"])) if (typeof v === "string") headers[k] = v;
+  }
+  const replay = str(o["replayReasoning"]);
+  const maxParam = str(o["maxTokensParam"]);
+  return {
+    extraBody: isRecord(o["extraBody"]) ? o["extraBody"] : {},
+    headers,
+    timeoutMs: posInt(o["timeoutMs"]),
+    sendReasoningEffort: bool(o["sendReasoningEffort"], true),
+    thinkTags: bool(o["thinkTags"], true),
+    replayReasoning: replay === "reasoning_content" || replay === "reasoning" ? replay : "none",
+    maxTokensParam: maxParam === "max_tokens" || maxParam === "max_completion_tokens" ? maxParam : undefined,
+    thinkingBudgetTokens: posInt(o["thinkingBudgetTokens"]),
+    promptCaching: bool(o["promptCaching"], true),
+  };
+}

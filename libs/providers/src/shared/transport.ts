@@ -1,0 +1,72 @@
+import { ProviderError, type Usage } from "../types.js";
+import { safeCause } from "./redact.js";
+import { safeMessage } from "./classify.js";
+
+/** The first `code` (ECONNREFUSED, UND_ERR_SOCKET…) along an error's cause chain: safe to show, useful to act on. */
+export function transportCode(err: unknown): string | undefined {
+  let cur: unknown = err;
+  for (let depth = 0; depth < 6 && cur; depth++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string" && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** True for errors that mean the JSON inside a stream event could not be parsed. */
+export function isMalformedStreamError(err: unknown): boolean {
+  return err instanceof SyntaxError || (err instanceof Error && /malformed|could not parse|unexpected token|invalid json/i.test(err.message));
+}
+
+export interface FailureContext {
+  /** Human name of the upstream in messages ("OpenAI", "Anthropic", "the OpenAI-compatible endpoint"). */
+  provider: string;
+  signal: AbortSignal;
+  /** Values that must never show up in messages or causes (API keys, AWS secrets). */
+  secrets: readonly (string | undefined)[];
+  partialUsage?: Usage | undefined;
+}
+
+export function cancelledError(ctx: FailureContext, cause?: unknown): ProviderError {
+  return new ProviderError("cancelled", safeMessage("cancelled", ctx.provider), {
+    cause: cause === undefined ? undefined : safeCause(cause, ctx.secrets),
+    partialUsage: ctx.partialUsage,
+  });
+}
+
+export function networkError(ctx: FailureContext, cause: unknown, what?: string): ProviderError {
+  const code = transportCode(cause);
+  const detail = what ?? code;
+  return new ProviderError("network", safeMessage("network", ctx.provider, detail ? { detail } : {}), {
+    cause: safeCause(cause, ctx.secrets),
+    partialUsage: ctx.partialUsage,
+  });
+}
+
+export function malformedError(ctx: FailureContext, cause: unknown): ProviderError {
+  return new ProviderError("malformed_stream", safeMessage("malformed_stream", ctx.provider), {
+    cause: safeCause(cause, ctx.secrets),
+    partialUsage: ctx.partialUsage,
+  });
+}
+
+export function timeoutError(ctx: FailureContext, cause: unknown): ProviderError {
+  return new ProviderError("timeout", safeMessage("timeout", ctx.provider), {
+    cause: safeCause(cause, ctx.secrets),
+    partialUsage: ctx.partialUsage,
+  });
+}
+
+/** A stream that ended (cleanly at the TCP level) before the vendor's completion marker. */
+export function truncatedStreamError(ctx: FailureContext): ProviderError {
+  return new ProviderError("network", safeMessage("network", ctx.provider, { detail: "the stream ended before the response was complete" }), {
+    partialUsage: ctx.partialUsage,
+  });
+}
+
+/** The SDK client could not even be built from the target (bad base URL and the like): a route/credential problem. */
+export function configurationError(provider: string, cause: unknown, secrets: readonly (string | undefined)[]): ProviderError {
+  return new ProviderError("invalid_request", `The configuration for ${provider} is invalid; check the route's base URL and credentials`, {
+    cause: safeCause(cause, secrets),
+  });
+}
