@@ -5,3 +5,12 @@ export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";
 export { parseAdapterOptions, type AdapterOptions } from "./shared/options.js";
+export {
+  DEFAULT_RETRY_POLICY,
+  backoffDelay,
+  decideRetry,
+  retryPolicy,
+  type RetryDecision,
+  type RetryPhase,
+  type RetryPolicy,
+} from "./retry.js";
