@@ -1,0 +1,64 @@
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  AgentServerMessageSchema, ConversationStateStructureSchema, InteractionUpdateSchema,
+  type AgentServerMessage, type ConversationStateStructure, type InteractionUpdate,
+} from "@byok/wire";
+import type { Usage } from "@byok/providers";
+
+/** Builders of the AgentServerMessage frames the gateway sends. Pure. */
+function update(message: InteractionUpdate["message"]): AgentServerMessage {
+  return create(AgentServerMessageSchema, {
+    message: { case: "interactionUpdate", value: create(InteractionUpdateSchema, { message }) },
+  });
+}
+
+export const frames = {
+  textDelta(text: string, isServerNotice = false): AgentServerMessage {
+    return update({ case: "textDelta", value: { $typeName: "agent.v1.TextDeltaUpdate", text, isServerNotice } });
+  },
+  thinkingDelta(text: string): AgentServerMessage {
+    return update({ case: "thinkingDelta", value: { $typeName: "agent.v1.ThinkingDeltaUpdate", text } });
+  },
+  thinkingCompleted(durationMs: number): AgentServerMessage {
+    return update({
+      case: "thinkingCompleted",
+      value: { $typeName: "agent.v1.ThinkingCompletedUpdate", thinkingDurationMs: Math.max(0, Math.round(durationMs)) },
+    });
+  },
+  partialToolCall(callId: string, modelCallId: string, argsTextDelta: string): AgentServerMessage {
+    return update({
+      case: "partialToolCall",
+      value: { $typeName: "agent.v1.PartialToolCallUpdate", callId, modelCallId, argsTextDelta },
+    });
+  },
+  heartbeat(): AgentServerMessage {
+    return update({ case: "heartbeat", value: { $typeName: "agent.v1.HeartbeatUpdate" } });
+  },
+  turnEnded(u: Usage): AgentServerMessage {
+    return update({
+      case: "turnEnded",
+      value: {
+        $typeName: "agent.v1.TurnEndedUpdate",
+        inputTokens: BigInt(u.inputTokens),
+        outputTokens: BigInt(u.outputTokens),
+        cacheReadTokens: BigInt(u.cacheReadTokens),
+        cacheWriteTokens: BigInt(u.cacheWriteTokens),
+        reasoningTokens: BigInt(u.reasoningTokens),
+      },
+    });
+  },
+  checkpoint(state: ConversationStateStructure): AgentServerMessage {
+    return create(AgentServerMessageSchema, { message: { case: "conversationCheckpointUpdate", value: state } });
+  },
+};
+
+export function encodeServerMessage(m: AgentServerMessage): Uint8Array {
+  return toBinary(AgentServerMessageSchema, m);
+}
+
+/** The heartbeat frame's bytes, built once: the ingress sends it on silence, never stores it. */
+export const HEARTBEAT_FRAME: Uint8Array = encodeServerMessage(frames.heartbeat());
+
+export function emptyConversationState(): ConversationStateStructure {
+  return create(ConversationStateStructureSchema, {});
+}

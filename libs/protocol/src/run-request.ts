@@ -1,0 +1,83 @@
+import type { AgentRunRequest, ConversationStateStructure, ModelDetails, RequestedModel } from "@byok/wire";
+import { AgentMode } from "@byok/wire";
+
+/** Credentials a Cursor client sent with its run (BYOK). Secrets: never logged or stored. */
+export type ClientCredentials =
+  | { kind: "api_key"; apiKey: string; baseUrl?: string }
+  | { kind: "azure"; apiKey: string; baseUrl: string; deployment: string }
+  | { kind: "bedrock"; accessKey: string; secretKey: string; region: string; sessionToken?: string };
+
+export interface ModelParameter {
+  id: string;
+  value: string;
+}
+
+/** What the engine needs from a `run_request` to start a turn. */
+export interface RunStart {
+  /** The run's conversation; the request id stands in when the client sent none. */
+  conversationId: string;
+  runId: string | undefined;
+  userText: string;
+  messageId: string;
+  mode: AgentMode;
+  modelId: string;
+  parameters: ModelParameter[];
+  maxMode: boolean;
+  credentials: ClientCredentials | undefined;
+  conversationState: ConversationStateStructure | undefined;
+  customSystemPrompt: string | undefined;
+}
+
+function credentialsOf(m: RequestedModel | ModelDetails): ClientCredentials | undefined {
+  const c = m.credentials;
+  switch (c.case) {
+    case "apiKeyCredentials":
+      return c.value.baseUrl ? { kind: "api_key", apiKey: c.value.apiKey, baseUrl: c.value.baseUrl } : { kind: "api_key", apiKey: c.value.apiKey };
+    case "azureCredentials":
+      return { kind: "azure", apiKey: c.value.apiKey, baseUrl: c.value.baseUrl, deployment: c.value.deployment };
+    case "bedrockCredentials":
+      return {
+        kind: "bedrock",
+        accessKey: c.value.accessKey,
+        secretKey: c.value.secretKey,
+        region: c.value.region,
+        ...(c.value.sessionToken ? { sessionToken: c.value.sessionToken } : {}),
+      };
+    case undefined:
+      return undefined;
+  }
+}
+
+/**
+ * Reads a run_request. `requested_model` wins over the legacy `model_details` for the model id,
+ * parameters and credentials (PROTOCOL.md; README "Model routing").
+ */
+export function readRunStart(req: AgentRunRequest, requestId: string): RunStart {
+  const action = req.action?.action;
+  let userText = "";
+  let messageId = "";
+  let mode = AgentMode.AGENT;
+  if (action?.case === "userMessageAction" || action?.case === "startPlanAction") {
+    const um = action.value.userMessage;
+    userText = um?.text ?? "";
+    messageId = um?.messageId ?? "";
+    if (um?.mode) mode = um.mode;
+    if (action.case === "startPlanAction") mode = AgentMode.PLAN;
+  }
+  const rm = req.requestedModel;
+  const md = req.modelDetails;
+  const source: RequestedModel | ModelDetails | undefined = rm?.modelId ? rm : md?.modelId ? md : rm ?? md;
+  return {
+    conversationId: req.conversationId || requestId,
+    runId: req.runId,
+    userText,
+    messageId,
+    mode,
+    modelId: source?.modelId ?? "",
+    parameters: rm?.parameters.map((p) => ({ id: p.id, value: p.value })) ?? [],
+    maxMode: rm?.maxMode ?? md?.maxMode ?? false,
+    credentials: (rm && credentialsOf(rm)) ?? (md && credentialsOf(md)),
+    conversationState: req.conversationState,
+    customSystemPrompt: req.customSystemPrompt,
+  };
+}
