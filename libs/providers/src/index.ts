@@ -14,3 +14,4 @@ export {
   type RetryPhase,
   type RetryPolicy,
 } from "./retry.js";
+export * from "./routing.js";

@@ -32,6 +32,11 @@ export interface ProviderTarget {
   credentialsSource: CredentialsSource;
   /** Extra provider options a route maps from RequestedModel parameters. */
   options?: Record<string, unknown>;
+  /**
+   * (Added.) The effort routing derived for this target from the client's parameters and the
+   * route's mapping. Adapters use `ModelCallRequest.reasoningEffort ?? target.reasoningEffort`.
+   */
+  reasoningEffort?: ReasoningEffort;
 }
 
 export type ReasoningEffort = "disabled" | "low" | "medium" | "high" | "xhigh" | "max";

@@ -74,7 +74,8 @@ export function toChatRequest(req: ModelCallRequest, opts: AdapterOptions): Chat
     stream_options: { include_usage: true },
     ...(tools.length ? { tools } : {}),
   };
-  if (req.reasoningEffort && opts.sendReasoningEffort) body.reasoning_effort = chatReasoningEffort(req.reasoningEffort);
+  const effort = req.reasoningEffort ?? req.target.reasoningEffort;
+  if (effort && opts.sendReasoningEffort) body.reasoning_effort = chatReasoningEffort(effort);
   if (req.target.maxOutputTokens) {
     const param = opts.maxTokensParam ?? (isOpenAIHost(req.target.baseUrl) ? "max_completion_tokens" : "max_tokens");
     body[param] = req.target.maxOutputTokens;
