@@ -1,6 +1,8 @@
 export * from "./types.js";
 export { createOpenAIChatAdapter, type OpenAIChatAdapterDeps } from "./openai-chat/adapter.js";
 export { normalizeChatUsage } from "./openai-chat/usage.js";
+export { createOpenAIResponsesAdapter, type OpenAIResponsesAdapterDeps } from "./openai-responses/adapter.js";
+export { normalizeResponsesUsage } from "./openai-responses/usage.js";
 export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";

@@ -22,6 +22,13 @@ export interface AdapterOptions {
   replayReasoning: "none" | "reasoning_content" | "reasoning";
   /** Chat Completions: name of the output cap parameter. Default `max_completion_tokens` on OpenAI's host, else `max_tokens`. */
   maxTokensParam: "max_tokens" | "max_completion_tokens" | undefined;
+  /**
+   * Responses: whether the model reasons (sends `reasoning`, asks for summaries and encrypted
+   * reasoning). Default: guessed from the model id (o-series, gpt-5*, codex*).
+   */
+  reasoningModel: boolean | undefined;
+  /** Responses: reasoning summary detail requested (`auto` default; `none` asks for none). */
+  reasoningSummary: "auto" | "concise" | "detailed" | "none";
   /** Anthropic: thinking budget per effort level override, tokens. */
   thinkingBudgetTokens: number | undefined;
   /** Anthropic: add prompt-caching breakpoints (system, tools, last user turn). Default true. */
@@ -56,6 +63,8 @@ export function parseAdapterOptions(raw: Record<string, unknown> | undefined): A
     thinkTags: bool(o["thinkTags"], true),
     replayReasoning: replay === "reasoning_content" || replay === "reasoning" ? replay : "none",
     maxTokensParam: maxParam === "max_tokens" || maxParam === "max_completion_tokens" ? maxParam : undefined,
+    reasoningModel: typeof o["reasoningModel"] === "boolean" ? o["reasoningModel"] : undefined,
+    reasoningSummary: ((v) => (v === "concise" || v === "detailed" || v === "none" ? v : "auto"))(str(o["reasoningSummary"])),
     thinkingBudgetTokens: posInt(o["thinkingBudgetTokens"]),
     promptCaching: bool(o["promptCaching"], true),
   };

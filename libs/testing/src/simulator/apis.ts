@@ -1,5 +1,6 @@
 import type { ApiRenderer } from "./renderer.js";
 import { openAIChatRenderer } from "./openai-chat.js";
+import { openAIResponsesRenderer } from "./openai-responses.js";
 
 /** Every API the simulator serves, matched by path in this order. */
-export const allRenderers: readonly ApiRenderer[] = [openAIChatRenderer];
+export const allRenderers: readonly ApiRenderer[] = [openAIChatRenderer, openAIResponsesRenderer];

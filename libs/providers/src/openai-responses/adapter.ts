@@ -1,0 +1,93 @@
+import OpenAI from "openai";
+import type { ResponseStreamEvent } from "openai/resources/responses/responses";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
+import { ItemIds } from "../shared/ids.js";
+import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { chatProviderName } from "../openai-chat/errors.js";
+import { ResponsesStreamDecoder } from "./decoder.js";
+import { failedResponseError, incompleteContentFilterError, mapResponsesError } from "./errors.js";
+import { toResponsesRequest } from "./request.js";
+import { normalizeResponsesUsage } from "./usage.js";
+
+export interface OpenAIResponsesAdapterDeps {
+  fetch?: typeof fetch;
+}
+
+function responsesClient(req: ModelCallRequest, opts: AdapterOptions, deps: OpenAIResponsesAdapterDeps): OpenAI {
+  // Everything the SDK would read from the environment is passed explicitly; retries are off.
+  return new OpenAI({
+    apiKey: req.target.apiKey || "no-key",
+    baseURL: req.target.baseUrl ?? "https://api.openai.com/v1",
+    organization: null,
+    project: null,
+    maxRetries: 0,
+    logLevel: "off",
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+}
+
+/**
+ * One streamed Responses pass. Completion is `response.completed` (or `response.incomplete`
+ * for the output cap); a stream that ends without a terminal event is a retryable `network`
+ * failure; `response.failed` and `error` events are classified by their code. Failures after
+ * the response started carry partial usage (reported, else estimated).
+ */
+export async function* streamResponsesPass(
+  req: ModelCallRequest,
+  client: OpenAI,
+  provider: string,
+  secrets: readonly (string | undefined)[],
+  opts: AdapterOptions,
+): AsyncGenerator<ProviderEvent> {
+  const meter = new OutputMeter();
+  const decoder = new ResponsesStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter);
+  const inputChars = requestChars(req);
+  let started = false;
+  const usageSoFar = () => (decoder.rawUsage ? normalizeResponsesUsage(decoder.rawUsage) : estimateUsage(inputChars, meter));
+  const ctx = (): FailureContext => ({ provider, signal: req.signal, secrets, partialUsage: started ? usageSoFar() : undefined });
+
+  if (req.signal.aborted) throw cancelledError(ctx());
+  let stream: AsyncIterable<ResponseStreamEvent>;
+  try {
+    stream = await client.responses.create(toResponsesRequest(req, opts), { signal: req.signal });
+  } catch (err) {
+    throw mapResponsesError(err, ctx());
+  }
+  started = true;
+  try {
+    for await (const ev of stream) {
+      yield* decoder.push(ev);
+      if (req.signal.aborted) break;
+    }
+  } catch (err) {
+    throw mapResponsesError(err, ctx());
+  }
+  if (req.signal.aborted) throw cancelledError(ctx());
+  const terminal = decoder.terminal;
+  if (!terminal) throw truncatedStreamError(ctx());
+  if (terminal.kind === "failed") throw failedResponseError(terminal.error, ctx());
+  if (terminal.kind === "incomplete" && terminal.reason === "content_filter") throw incompleteContentFilterError(ctx());
+  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+}
+
+/** OpenAI Responses API (`target.baseUrl` for a compatible Responses endpoint). */
+export function createOpenAIResponsesAdapter(deps: OpenAIResponsesAdapterDeps = {}): ProviderAdapter {
+  return {
+    kind: "openai-responses",
+    async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {
+      const opts = parseAdapterOptions(req.target.options);
+      const provider = chatProviderName(req.target);
+      let client: OpenAI;
+      try {
+        client = responsesClient(req, opts, deps);
+      } catch (err) {
+        throw configurationError(provider, err, [req.target.apiKey]);
+      }
+      yield* streamResponsesPass(req, client, provider, [req.target.apiKey], opts);
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import type { Usage } from "../types.js";
+import { count, isRecord } from "../shared/usage.js";
+
+/**
+ * Normalizes a Responses `usage` object (docs/usage.md): `input_tokens` counts every input
+ * token, so input = input_tokens − cached_tokens − cache_write_tokens; output = output_tokens
+ * (reasoning included, as OpenAI reports it); reasoning = output_tokens_details.reasoning_tokens.
+ */
+export function normalizeResponsesUsage(raw: unknown): Usage {
+  const u = isRecord(raw) ? raw : {};
+  const inDetails = isRecord(u["input_tokens_details"]) ? u["input_tokens_details"] : {};
+  const outDetails = isRecord(u["output_tokens_details"]) ? u["output_tokens_details"] : {};
+  const input = count(u["input_tokens"]);
+  const cached = Math.min(input, count(inDetails["cached_tokens"]));
+  const written = Math.min(input - cached, count(inDetails["cache_write_tokens"]));
+  return {
+    inputTokens: input - cached - written,
+    outputTokens: count(u["output_tokens"]),
+    cacheReadTokens: cached,
+    cacheWriteTokens: written,
+    reasoningTokens: count(outDetails["reasoning_tokens"]),
+    estimated: false,
+    raw,
+  };
+}
