@@ -156,6 +156,15 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       stopIn();
     });
 
+    it("wakes readers when the request's first generation appears", async () => {
+      const r = ref();
+      let wakes = 0;
+      const stop = bus.watch(r, () => wakes++);
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      await waitFor(async () => wakes > 0);
+      stop();
+    });
+
     it("carries trace context with input and output entries", async () => {
       const r = ref();
       const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };

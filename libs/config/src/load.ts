@@ -26,7 +26,7 @@ export interface GatewayConfig {
   /** Optional allow-list of client base URL hosts; empty = any public host. */
   baseUrlAllowList: string[];
   file: ConfigFile;
-  logLevel: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 
 export class ConfigError extends Error {
@@ -49,7 +49,7 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().optional(),
   GATEWAY_ALLOW_PRIVATE_BASE_URLS: bool.optional(),
   GATEWAY_BASE_URL_ALLOW_LIST: z.string().optional(),
-  GATEWAY_LOG_LEVEL: z.string().default("info"),
+  GATEWAY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GATEWAY_ROUTES_JSON: z.string().optional(),
 });
 

@@ -1,16 +1,9 @@
 import type { AgentRunRequest, ConversationStateStructure, ModelDetails, RequestedModel } from "@byok/wire";
 import { AgentMode } from "@byok/wire";
+import type { ClientCredentials, ModelParameter } from "@byok/providers";
 
-/** Credentials a Cursor client sent with its run (BYOK). Secrets: never logged or stored. */
-export type ClientCredentials =
-  | { kind: "api_key"; apiKey: string; baseUrl?: string }
-  | { kind: "azure"; apiKey: string; baseUrl: string; deployment: string }
-  | { kind: "bedrock"; accessKey: string; secretKey: string; region: string; sessionToken?: string };
+export type { ClientCredentials, ModelParameter };
 
-export interface ModelParameter {
-  id: string;
-  value: string;
-}
 
 /** What the engine needs from a `run_request` to start a turn. */
 export interface RunStart {

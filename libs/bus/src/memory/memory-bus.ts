@@ -109,6 +109,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
       const generation = r.latest;
       // A generation starts (and is dispatched) with its first delivered input entry.
       const started = g.input.length === 0;
+      // Readers waiting for the request (or for a newer generation) learn about it.
+      if (started) queueMicrotask(() => notify(outputWatchers, k));
       if (seqno <= 0n) {
         if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
         g.input.push({ index: g.input.length, seqno, payload, trace });

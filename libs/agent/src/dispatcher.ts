@@ -1,0 +1,36 @@
+import type { RequestRef, RunDispatcher } from "@byok/bus";
+import type { Logger } from "@byok/telemetry";
+import type { RunEngine } from "./engine.js";
+
+/**
+ * Embedded mode's dispatcher: runs each generation in this process, once. Dispatching the
+ * same (request, generation) again is a no-op, like a BullMQ job with a deterministic id.
+ */
+export function createInProcessDispatcher(engine: RunEngine, logger: Logger): RunDispatcher & { idle(): Promise<void>; close(): Promise<void> } {
+  const started = new Set<string>();
+  const running = new Set<Promise<void>>();
+  const controller = new AbortController();
+  return {
+    async dispatch(ref: RequestRef, generation: number) {
+      const key = `${ref.tenantId}\u0000${ref.requestId}\u0000${generation}`;
+      if (started.has(key) || controller.signal.aborted) return;
+      started.add(key);
+      const p = engine
+        .runGeneration(ref, generation, controller.signal)
+        .catch((err: unknown) => logger.error({ err, requestId: ref.requestId, generation }, "run crashed"))
+        .finally(() => {
+          running.delete(p);
+          // Keep the key a while so late duplicate dispatches stay no-ops, then forget it.
+          setTimeout(() => started.delete(key), 60_000).unref();
+        });
+      running.add(p);
+    },
+    async idle() {
+      await Promise.all([...running]);
+    },
+    async close() {
+      controller.abort();
+      await Promise.all([...running]);
+    },
+  };
+}

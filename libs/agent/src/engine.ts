@@ -1,0 +1,334 @@
+import { trace, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
+import type { Bus, RequestRef, TraceCarrier } from "@byok/bus";
+import {
+  ProviderError, decideRetry, type ProviderAdapter, type ProviderKind, type ProviderTarget, type RetryPolicy, type Usage,
+} from "@byok/providers";
+import {
+  classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
+  runErrorFromProvider, step, type Effect, type RunError, type RunEvent, type RunStart, type RunState,
+} from "@byok/protocol";
+import type { Store } from "@byok/store";
+import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
+import { EventQueue } from "./event-queue.js";
+import { chatItemsFromHistory } from "./history.js";
+
+export type TargetResolution = { ok: true; targets: ProviderTarget[] } | { ok: false; error: RunError };
+
+export interface RunEngineDeps {
+  bus: Bus;
+  store: Store;
+  adapterFor(kind: ProviderKind): ProviderAdapter;
+  /** Route + credentials → ordered targets (README "Model routing"). */
+  resolveTargets(run: RunStart, tenantId: string): TargetResolution;
+  retryPolicy: RetryPolicy;
+  timers: { reconnectGraceMs: number; presenceCheckMs: number };
+  logger: Logger;
+  /** System instructions when the client sent no custom_system_prompt. */
+  defaultInstructions?: string;
+  /** Called with every secret a run handles (client BYOK keys) so logs scrub it; returns a release. */
+  registerSecret?(secret: string): () => void;
+}
+
+export interface RunEngine {
+  /**
+   * Runs one generation of a request to its end: claims it (bumping the fencing epoch), feeds
+   * its input through the state machine, calls providers and appends output. Resolves when the
+   * generation ended or ownership was lost. Never throws for run-level failures: they end the
+   * stream with an error status.
+   */
+  runGeneration(ref: RequestRef, generation: number, signal?: AbortSignal): Promise<void>;
+}
+
+const DEFAULT_INSTRUCTIONS =
+  "You are a helpful coding assistant working inside the user's editor. Answer clearly and concisely.";
+
+const tracer = trace.getTracer("@byok/agent");
+
+export function createRunEngine(deps: RunEngineDeps): RunEngine {
+  return { runGeneration: (ref, generation, signal) => new GenerationRun(deps, ref, generation, signal).run() };
+}
+
+/** One generation's run: the actor that owns the state machine and its I/O. */
+class GenerationRun {
+  private state: RunState;
+  private readonly queue = new EventQueue<RunEvent>();
+  private epoch = 0;
+  private inputIndex = 0;
+  private pendingFrames: Uint8Array[] = [];
+  private lost = false;
+  private readonly startedAt = Date.now();
+  private model: { controller: AbortController; token: number } | undefined;
+  private callToken = 0;
+  private targets: ProviderTarget[] = [];
+  private targetIndex = 0;
+  /** Retries used so far in this model call, per phase. */
+  private retries = { connect: 0, stream: 0 };
+  private releaseSecrets: (() => void)[] = [];
+  private traceCarrier: TraceCarrier = {};
+  private readonly log: Logger;
+
+  constructor(
+    private readonly deps: RunEngineDeps,
+    private readonly ref: RequestRef,
+    private readonly generation: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.state = initialRunState(ref.requestId, generation);
+    this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
+  }
+
+  async run(): Promise<void> {
+    const { bus } = this.deps;
+    const first = (await bus.readInput(this.ref, this.generation, 0))[0];
+    const parent = first ? extractTraceContext(first.trace) : otelContext.active();
+    const span = tracer.startSpan(SPAN.run, { attributes: { [ATTR.tenantId]: this.ref.tenantId, [ATTR.requestId]: this.ref.requestId, [ATTR.generation]: this.generation } }, parent);
+    const ctx = trace.setSpan(parent, span);
+    try {
+      await otelContext.with(ctx, async () => {
+        this.traceCarrier = injectTraceContext();
+        this.epoch = await bus.claim(this.ref, this.generation);
+        const stopInput = bus.watchInput(this.ref, () => void this.pumpInput());
+        const presence = setInterval(() => void this.checkPresence(), this.deps.timers.presenceCheckMs);
+        presence.unref();
+        const onAbort = () => this.queue.close();
+        this.signal?.addEventListener("abort", onAbort);
+        try {
+          await this.pumpInput();
+          await this.loop();
+        } finally {
+          stopInput();
+          clearInterval(presence);
+          this.signal?.removeEventListener("abort", onAbort);
+          this.model?.controller.abort();
+          for (const r of this.releaseSecrets) r();
+        }
+      });
+      span.setStatus({ code: SpanStatusCode.OK });
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.state.phase !== "ended" && !this.lost) {
+      const events = await this.queue.take();
+      if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
+      for (const ev of events) {
+        if (this.state.phase === "ended" || this.lost) break;
+        const r = step(this.state, ev);
+        this.state = r.state;
+        for (const eff of r.effects) await this.execute(eff);
+      }
+      await this.flush();
+    }
+  }
+
+  private async pumpInput(): Promise<void> {
+    const entries = await this.deps.bus.readInput(this.ref, this.generation, this.inputIndex);
+    for (const e of entries) {
+      if (e.index < this.inputIndex) continue;
+      this.inputIndex = e.index + 1;
+      const decoded = decodeClientMessage(e.payload);
+      if (!decoded.ok) {
+        // The ingress validated it; a bad entry here means a bug, not a reason to stop the run.
+        this.log.warn({ index: e.index }, "undecodable input entry skipped");
+        continue;
+      }
+      this.queue.push({ type: "client", event: classifyClientMessage(decoded.message) });
+    }
+  }
+
+  private async checkPresence(): Promise<void> {
+    if (this.state.phase === "ended") return;
+    try {
+      const p = await this.deps.bus.readerPresence(this.ref);
+      if (p.readers > 0) return;
+      const since = p.lastLeftAt ?? this.startedAt;
+      if (Date.now() - since > this.deps.timers.reconnectGraceMs) this.queue.push({ type: "reader_gone" });
+    } catch (err) {
+      this.log.warn({ err }, "reader presence check failed");
+    }
+  }
+
+  private async execute(eff: Effect): Promise<void> {
+    switch (eff.type) {
+      case "emit":
+        for (const f of eff.frames) this.pendingFrames.push(encodeServerMessage(f));
+        return;
+      case "record_history":
+        await this.recordHistory(eff.entries);
+        return;
+      case "start_model_call":
+        await this.startModelCall(eff.modelCallId, eff.attempt);
+        return;
+      case "abort_model_call":
+        this.model?.controller.abort();
+        this.model = undefined;
+        return;
+      case "end": {
+        await this.flush();
+        const d = eff.decision;
+        const res = await this.deps.bus.endOutput(this.ref, this.generation, this.epoch, {
+          ok: d.ok,
+          ...(d.code ? { code: d.code } : {}),
+          ...(d.message ? { message: d.message } : {}),
+          ...(d.detail ? { errorDetails: encodeErrorDetails(d.detail) } : {}),
+        });
+        if (!res.ok && res.reason === "fenced") this.lost = true;
+        this.log.info({ ok: d.ok, code: d.code }, "run ended");
+        return;
+      }
+      case "log":
+        this.log[eff.level](eff.fields ?? {}, eff.message);
+        return;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.pendingFrames.length === 0 || this.lost) return;
+    const frames = this.pendingFrames;
+    this.pendingFrames = [];
+    const res = await this.deps.bus.appendOutput(this.ref, this.generation, this.epoch, frames, this.traceCarrier);
+    if (res.ok) return;
+    if (res.reason === "fenced" || res.reason === "ended") {
+      // Another worker owns the generation now: stop without touching anything.
+      this.lost = true;
+      this.model?.controller.abort();
+      this.log.warn({ reason: res.reason }, "lost ownership of the run");
+    } else {
+      this.queue.push({ type: "output_cap", limit: res.limit });
+    }
+  }
+
+  private async recordHistory(entries: { kind: string; body: Record<string, unknown>; interrupted: boolean }[]): Promise<void> {
+    const run = this.state.run;
+    if (!run) return;
+    await this.deps.store.appendHistory(
+      entries.map((e, i) => ({
+        tenantId: this.ref.tenantId,
+        conversationId: run.conversationId,
+        requestId: this.ref.requestId,
+        generation: this.generation,
+        turn: 0,
+        kind: e.kind,
+        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? "user")}:${this.state.attempt}:${i}` },
+        interrupted: e.interrupted,
+      })),
+    );
+  }
+
+  private async startModelCall(modelCallId: string, attempt: number): Promise<void> {
+    const run = this.state.run;
+    if (!run) return;
+    if (attempt === 1) {
+      // A new model call: resolve its targets and reset its retry budget.
+      for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
+      await this.deps.store.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });
+      const res = this.deps.resolveTargets(run, this.ref.tenantId);
+      if (!res.ok) {
+        this.queue.push({ type: "run_refused", error: res.error });
+        return;
+      }
+      this.targets = res.targets;
+      this.targetIndex = 0;
+      this.retries = { connect: 0, stream: 0 };
+    }
+    const target = this.targets[this.targetIndex];
+    if (!target) {
+      this.queue.push({ type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } });
+      return;
+    }
+    const history = await this.deps.store.listHistory(this.ref.tenantId, run.conversationId);
+    const controller = new AbortController();
+    const token = ++this.callToken;
+    this.model = { controller, token };
+    void this.streamModelCall(token, controller, target, {
+      modelCallId,
+      attempt,
+      instructions: run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
+      items: chatItemsFromHistory(history),
+    });
+  }
+
+  private async streamModelCall(
+    token: number,
+    controller: AbortController,
+    target: ProviderTarget,
+    req: { modelCallId: string; attempt: number; instructions: string; items: ReturnType<typeof chatItemsFromHistory> },
+  ): Promise<void> {
+    const adapter = this.deps.adapterFor(target.kind);
+    const live = () => this.model?.token === token && !controller.signal.aborted;
+    let sawEvent = false;
+    const span = tracer.startSpan(SPAN.modelCall, {
+      attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
+    });
+    try {
+      for await (const ev of adapter.stream({ ...req, target, tools: [], signal: controller.signal })) {
+        if (!live()) return;
+        sawEvent = true;
+        this.queue.push({ type: "model", event: ev, nowMs: Date.now() });
+      }
+      span.setStatus({ code: SpanStatusCode.OK });
+    } catch (err) {
+      if (!live()) return;
+      const e = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
+      span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
+      await this.onModelFailure(e, sawEvent, target, controller);
+    } finally {
+      span.end();
+    }
+  }
+
+  private async onModelFailure(e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController): Promise<void> {
+    const phase = sawEvent ? "stream" : "connect";
+    const decision = decideRetry(this.deps.retryPolicy, e, phase, this.retries[phase]);
+    this.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, retry: decision.retry }, "model call failed");
+    if (!decision.retry) {
+      const outputStarted = this.state.current?.outputStarted ?? false;
+      // Failover to the next target only before the first output reached the client.
+      if (!outputStarted && e.kind !== "cancelled" && this.targetIndex + 1 < this.targets.length) {
+        this.targetIndex++;
+        this.retries = { connect: 0, stream: 0 };
+        this.log.warn({ from: target.kind, to: this.targets[this.targetIndex]?.kind }, "failing over to the next target");
+        this.queue.push({ type: "model_retry", notice: "", usage: e.partialUsage });
+        return;
+      }
+      this.queue.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource), usage: e.partialUsage });
+      return;
+    }
+    this.retries[phase]++;
+    await sleep(decision.delayMs, controller.signal);
+    if (controller.signal.aborted) return;
+    this.queue.push({
+      type: "model_retry",
+      notice: `\n\n[connection to the model was interrupted; reconnecting ${decision.retryNumber}/${decision.maxRetries} …]\n\n`,
+      usage: e.partialUsage,
+    });
+  }
+}
+
+function secretsOf(run: RunStart): string[] {
+  const c = run.credentials;
+  if (!c) return [];
+  if (c.kind === "bedrock") return [c.accessKey, c.secretKey, ...(c.sessionToken ? [c.sessionToken] : [])];
+  return [c.apiKey];
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}
+
+export type { Usage };

@@ -1,0 +1,28 @@
+import type { ChatItem, ReasoningPart, ToolCallPart } from "@byok/providers";
+import type { HistoryEntry } from "@byok/store";
+
+/**
+ * Provider-neutral conversation from stored history. Entries marked interrupted (output of a
+ * cut pass the client saw) are left out: the re-run starts from the last durable point.
+ */
+export function chatItemsFromHistory(entries: readonly HistoryEntry[]): ChatItem[] {
+  const items: ChatItem[] = [];
+  for (const e of entries) {
+    if (e.interrupted) continue;
+    const body = (e.body ?? {}) as Record<string, unknown>;
+    if (e.kind === "user") {
+      items.push({ role: "user", text: String(body.text ?? "") });
+    } else if (e.kind === "assistant") {
+      const text = typeof body.text === "string" ? body.text : "";
+      const reasoning = Array.isArray(body.reasoning) ? (body.reasoning as ReasoningPart[]) : [];
+      const toolCalls = Array.isArray(body.toolCalls) ? (body.toolCalls as ToolCallPart[]) : [];
+      items.push({
+        role: "assistant",
+        ...(text ? { text } : {}),
+        ...(reasoning.length ? { reasoning } : {}),
+        ...(toolCalls.length ? { toolCalls } : {}),
+      });
+    }
+  }
+  return items;
+}

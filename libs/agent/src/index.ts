@@ -1,0 +1,4 @@
+export { createRunEngine, type RunEngine, type RunEngineDeps, type TargetResolution } from "./engine.js";
+export { createInProcessDispatcher } from "./dispatcher.js";
+export { chatItemsFromHistory } from "./history.js";
+export { createTargetResolver, type TargetResolverOptions } from "./targets.js";

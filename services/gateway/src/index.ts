@@ -1,0 +1,1 @@
+export { startEmbeddedGateway, type EmbeddedGateway, type EmbeddedOptions } from "./app.js";

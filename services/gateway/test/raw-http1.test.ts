@@ -1,0 +1,186 @@
+// A whole turn over raw HTTP/1.1, decoding envelopes and end-stream JSON by hand, independent
+// of the project's own framing code (only the generated protobuf types are shared).
+import { request } from "node:http";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AgentClientMessageSchema, AgentMode, AgentServerMessageSchema, BidiAppendRequestSchema, BidiRequestIdSchema,
+  ConversationTurnStructureSchema, type AgentServerMessage,
+} from "@byok/wire";
+import { GATEWAY_PROVIDER_KEY, startHarness, TEST_MODEL, type Harness } from "./harness.js";
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function post(url: string, path: string, headers: Record<string, string>, body: Uint8Array): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method: "POST", headers: { ...headers, "content-length": String(body.byteLength) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** Hand-written Connect envelope parser: [flags:u8][len:u32 BE][payload]. */
+function parseEnvelopes(body: Buffer): { flags: number; payload: Buffer }[] {
+  const out = [];
+  let off = 0;
+  while (off < body.length) {
+    if (off + 5 > body.length) throw new Error("truncated envelope header");
+    const flags = body[off]!;
+    const len = body.readUInt32BE(off + 1);
+    if (off + 5 + len > body.length) throw new Error("truncated envelope payload");
+    out.push({ flags, payload: body.subarray(off + 5, off + 5 + len) });
+    off += 5 + len;
+  }
+  return out;
+}
+
+function envelope(flags: number, payload: Uint8Array): Buffer {
+  const h = Buffer.alloc(5);
+  h[0] = flags;
+  h.writeUInt32BE(payload.byteLength, 1);
+  return Buffer.concat([h, payload]);
+}
+
+const cursorHeaders = (requestId: string) => ({
+  authorization: "Bearer cursor-user-token",
+  "x-request-id": requestId,
+  "x-original-request-id": requestId,
+  "x-cursor-client-type": "ide",
+  "x-cursor-client-version": "2.0.0",
+  "x-cursor-streaming": "true",
+  "x-ghost-mode": "false",
+  "connect-protocol-version": "1",
+});
+
+function runSse(url: string, requestId: string): Promise<RawResponse> {
+  const body = envelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
+  return post(url, "/agent.v1.AgentService/RunSSE", {
+    ...cursorHeaders(requestId),
+    "content-type": "application/connect+proto",
+    "accept-encoding": "gzip,br",
+  }, body);
+}
+
+function append(url: string, requestId: string, seqno: number, messageBytes: Uint8Array): Promise<RawResponse> {
+  const body = toBinary(
+    BidiAppendRequestSchema,
+    create(BidiAppendRequestSchema, { data: Buffer.from(messageBytes).toString("hex"), requestId: { requestId }, appendSeqno: BigInt(seqno) }),
+  );
+  return post(url, "/aiserver.v1.BidiService/BidiAppend", { ...cursorHeaders(requestId), "content-type": "application/proto" }, body);
+}
+
+const runRequest = (text: string) =>
+  toBinary(
+    AgentClientMessageSchema,
+    create(AgentClientMessageSchema, {
+      message: {
+        case: "runRequest",
+        value: {
+          conversationId: "conv-raw-1",
+          runId: "run-1",
+          action: { action: { case: "userMessageAction", value: { userMessage: { text, messageId: "msg-1", mode: AgentMode.AGENT } } } },
+          requestedModel: { modelId: TEST_MODEL },
+        },
+      },
+    }),
+  );
+const heartbeat = toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } }));
+
+function kind(m: AgentServerMessage): string {
+  return m.message.case === "interactionUpdate" ? `update.${m.message.value.message.case}` : String(m.message.case);
+}
+
+describe("a whole turn over raw HTTP/1.1", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h.close());
+
+  it("streams checkpoints, thinking, text and turn_ended with the simulator's usage; a second RunSSE replays it", async () => {
+    h.sim.enqueue({
+      reasoning: ["Let me ", "think."],
+      text: ["Hello", ", ", "world!"],
+      usage: { inputTokens: 40, outputTokens: 12, cacheReadTokens: 8, reasoningTokens: 3 },
+    });
+    const requestId = "raw-req-1";
+    // Cursor opens RunSSE first, then appends without waiting.
+    const stream = runSse(h.gw.url, requestId);
+    // Shuffled and duplicated seqnos: 3, 2, 2, 1, 3 → delivered once each as 1, 2, 3.
+    const acks = [];
+    for (const [seq, msg] of [[3, heartbeat], [2, heartbeat], [2, heartbeat], [1, runRequest("Say hello")], [3, heartbeat]] as const) {
+      acks.push(await append(h.gw.url, requestId, seq, msg));
+    }
+    for (const a of acks) {
+      expect(a.status).toBe(200);
+      expect(a.headers["content-type"]).toBe("application/proto");
+      expect(a.body.byteLength).toBe(0); // empty BidiAppendResponse
+    }
+    const res = await stream;
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/event-stream");
+    expect(res.headers["cache-control"]).toBe("no-cache");
+    expect(res.headers["content-encoding"]).toBeUndefined();
+
+    const envs = parseEnvelopes(res.body);
+    const last = envs.at(-1)!;
+    expect(last.flags).toBe(0x02);
+    expect(JSON.parse(last.payload.toString("utf8"))).toEqual({});
+    const data = envs.slice(0, -1);
+    for (const e of data) expect(e.flags).toBe(0x00);
+    const msgs = data.map((e) => fromBinary(AgentServerMessageSchema, e.payload)).filter((m) => kind(m) !== "update.heartbeat");
+    expect(msgs.map(kind)).toEqual([
+      "conversationCheckpointUpdate",
+      "update.thinkingDelta",
+      "update.thinkingDelta",
+      "update.thinkingCompleted",
+      "update.textDelta",
+      "update.textDelta",
+      "update.textDelta",
+      "conversationCheckpointUpdate",
+      "update.turnEnded",
+    ]);
+    const text = msgs
+      .map((m) => (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" ? m.message.value.message.value.text : ""))
+      .join("");
+    expect(text).toBe("Hello, world!");
+    const ended = msgs.at(-1)!;
+    if (ended.message.case !== "interactionUpdate" || ended.message.value.message.case !== "turnEnded") throw new Error("no turn_ended");
+    // Normalized: the simulator reports prompt_tokens 48 with 8 cached; input excludes cache reads.
+    expect(h.sim.requests[0]!.outcome).toBeDefined();
+    expect(ended.message.value.message.value).toMatchObject({
+      inputTokens: 40n, outputTokens: 12n, cacheReadTokens: 8n, cacheWriteTokens: 0n, reasoningTokens: 3n,
+    });
+    const finalCheckpoint = msgs[7]!;
+    if (finalCheckpoint.message.case !== "conversationCheckpointUpdate") throw new Error("no checkpoint");
+    const turn = fromBinary(ConversationTurnStructureSchema, finalCheckpoint.message.value.turns.at(-1)!);
+    expect(turn.turn.case).toBe("agentConversationTurn");
+
+    // The provider saw exactly one request, with the gateway's key and the user's text.
+    expect(h.sim.requests).toHaveLength(1);
+    expect(JSON.stringify(h.sim.requests[0]!.body)).toContain("Say hello");
+
+    // A second RunSSE on the same request replays the same frames.
+    const again = await runSse(h.gw.url, requestId);
+    const replay = parseEnvelopes(again.body);
+    expect(replay.map((e) => [e.flags, e.payload.toString("hex")])).toEqual(envs.map((e) => [e.flags, e.payload.toString("hex")]));
+  });
+
+  it("keeps the gateway's provider key out of every frame", async () => {
+    h.sim.enqueue({ text: "ok", usage: { inputTokens: 1, outputTokens: 1 } });
+    const requestId = "raw-req-secret";
+    const stream = runSse(h.gw.url, requestId);
+    await append(h.gw.url, requestId, 1, runRequest("hi"));
+    const res = await stream;
+    expect(res.body.includes(Buffer.from(GATEWAY_PROVIDER_KEY))).toBe(false);
+  });
+});

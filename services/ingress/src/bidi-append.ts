@@ -1,0 +1,105 @@
+import { trace } from "@opentelemetry/api";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Bus, RunDispatcher } from "@byok/bus";
+import { decodeClientMessage } from "@byok/protocol";
+import { ATTR, injectTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
+import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
+import { create } from "@bufbuild/protobuf";
+import type { Authenticator } from "./auth.js";
+import { loggableHeaders, readClientHeaders } from "./client-headers.js";
+import { invalidArgument, resourceExhausted, unavailable } from "./errors.js";
+
+export interface BidiAppendDeps {
+  bus: Bus;
+  dispatcher: RunDispatcher;
+  auth: Authenticator;
+  limits: { maxPayloadBytes: number };
+  logger: Logger;
+  metrics: GatewayMetrics;
+}
+
+const tracer = trace.getTracer("@byok/ingress");
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
+}
+
+/** The payload of an append: hex `data` or `data_binary`; both only when they agree. */
+function payloadOf(req: BidiAppendRequest, maxPayloadBytes: number): Uint8Array {
+  let fromHex: Uint8Array | undefined;
+  if (req.data.length > 0) {
+    if (req.data.length / 2 > maxPayloadBytes) {
+      throw resourceExhausted(`The append payload is ${Math.ceil(req.data.length / 2)} bytes; the limit is ${maxPayloadBytes} bytes.`);
+    }
+    const d = decodeHex(req.data);
+    if (d === "odd_length") throw invalidArgument("BidiAppend `data` must be hex of the AgentClientMessage bytes, but it has an odd number of characters.");
+    if (d === "non_hex") throw invalidArgument("BidiAppend `data` must be hex of the AgentClientMessage bytes, but it contains non-hex characters.");
+    fromHex = d;
+  }
+  const binary = req.dataBinary.byteLength > 0 ? req.dataBinary : undefined;
+  if (binary && binary.byteLength > maxPayloadBytes) {
+    throw resourceExhausted(`The append payload is ${binary.byteLength} bytes; the limit is ${maxPayloadBytes} bytes.`);
+  }
+  if (fromHex && binary && !sameBytes(fromHex, binary)) {
+    throw invalidArgument("BidiAppend carries both `data` and `data_binary` with different content; send one of them.");
+  }
+  const payload = fromHex ?? binary;
+  if (!payload) throw invalidArgument("BidiAppend carries no payload: set `data` (hex) or `data_binary`.");
+  return payload;
+}
+
+/**
+ * BidiAppend: validate, pass the seqno gate, dispatch the run. Answers once the append is
+ * durably recorded (also when buffered ahead of a gap); never waits for the run.
+ */
+export function createBidiAppendHandler(deps: BidiAppendDeps) {
+  return async (req: BidiAppendRequest, ctx: HandlerContext): Promise<BidiAppendResponse> => {
+    const principal = await deps.auth.authenticate(ctx.requestHeader);
+    const requestId = req.requestId?.requestId ?? "";
+    if (!requestId) throw invalidArgument("BidiAppend needs `request_id.request_id`.");
+    const headers = readClientHeaders(ctx.requestHeader);
+    return tracer.startActiveSpan(
+      SPAN.bidiAppend,
+      { attributes: { [ATTR.tenantId]: principal.tenantId, [ATTR.requestId]: requestId, [ATTR.appendSeqno]: Number(req.appendSeqno) } },
+      async (span) => {
+        try {
+          const payload = payloadOf(req, deps.limits.maxPayloadBytes);
+          const decoded = decodeClientMessage(payload);
+          if (!decoded.ok) {
+            throw invalidArgument(`BidiAppend payload is not a valid agent.v1.AgentClientMessage: ${decoded.reason}`);
+          }
+          const ref = { tenantId: principal.tenantId, requestId };
+          const carrier = injectTraceContext();
+          let outcome;
+          try {
+            outcome = await deps.bus.appendInput(ref, req.appendSeqno, payload, carrier);
+            if (outcome.status === "accepted" || outcome.status === "duplicate") {
+              // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
+              await deps.dispatcher.dispatch(ref, outcome.generation, carrier);
+            }
+          } catch (err) {
+            deps.logger.error({ err, requestId }, "bus unavailable for BidiAppend");
+            deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
+            throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
+          }
+          deps.metrics.bidiAppends.inc({ outcome: outcome.status });
+          if (outcome.status === "beyond_window") {
+            throw invalidArgument(
+              `append_seqno ${req.appendSeqno} is more than ${outcome.window} ahead of the next expected seqno ${outcome.nextSeqno} for this request.`,
+            );
+          }
+          if (outcome.status === "input_full") {
+            throw resourceExhausted(`This run already received ${outcome.limit} messages, the gateway's limit for one run.`);
+          }
+          deps.logger.debug(
+            { requestId, seqno: String(req.appendSeqno), outcome: outcome.status, generation: outcome.generation, ...loggableHeaders(headers) },
+            "append",
+          );
+          return create(BidiAppendResponseSchema, {});
+        } finally {
+          span.end();
+        }
+      },
+    );
+  };
+}

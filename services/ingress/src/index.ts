@@ -1,0 +1,3 @@
+export { createIngressHandler, RUN_SSE_PATH, BIDI_APPEND_PATH, type IngressDeps, type NodeHandler } from "./server.js";
+export { createOpenAuthenticator, type Authenticator, type Principal } from "./auth.js";
+export { readClientHeaders, type ClientHeaders } from "./client-headers.js";

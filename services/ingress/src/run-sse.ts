@@ -1,0 +1,128 @@
+import { randomUUID } from "node:crypto";
+import { fromBinary } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
+import { frames } from "@byok/protocol";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
+import { AgentServerMessageSchema, type AgentServerMessage, type BidiRequestId } from "@byok/wire";
+import type { Authenticator } from "./auth.js";
+import { loggableHeaders, readClientHeaders } from "./client-headers.js";
+import { endStatusError, invalidArgument, notFound, unavailable } from "./errors.js";
+import { Wakeup } from "./wakeup.js";
+
+export interface RunSseDeps {
+  bus: Bus;
+  auth: Authenticator;
+  timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number };
+  logger: Logger;
+  metrics: GatewayMetrics;
+}
+
+/** Frames read from the bus per round trip. */
+const READ_BATCH = 256;
+
+/**
+ * RunSSE: replays the latest generation's output from the start (or after
+ * `x-gateway-resume-after` frames), then follows live until its end entry; heartbeats after
+ * silence are generated here and never stored. A request that never appears ends `not_found`.
+ */
+export function createRunSseHandler(deps: RunSseDeps) {
+  return async function* runSse(req: BidiRequestId, ctx: HandlerContext): AsyncGenerator<AgentServerMessage> {
+    const principal = await deps.auth.authenticate(ctx.requestHeader);
+    if (!req.requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
+    const headers = readClientHeaders(ctx.requestHeader);
+    if (Number.isNaN(headers.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
+    ctx.responseHeader.set("cache-control", "no-cache");
+    const ref: RequestRef = { tenantId: principal.tenantId, requestId: req.requestId };
+    const signal = ctx.signal;
+    const wake = new Wakeup();
+    const unwatch = deps.bus.watch(ref, () => wake.notify());
+    let leave: (() => Promise<void>) | undefined;
+    let lastSent = Date.now();
+    deps.metrics.runSseOpen.inc();
+    const log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId });
+    log.debug(loggableHeaders(headers), "RunSSE opened");
+    let endCode = "ok";
+    try {
+      // 1. Wait for the request's run to appear (a RunSSE may come before its first BidiAppend).
+      const deadline = Date.now() + deps.timers.notFoundWaitMs;
+      let info: GenerationInfo | undefined;
+      for (;;) {
+        wake.clear();
+        info = await guard(() => deps.bus.latestGeneration(ref));
+        if (info) break;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0 || signal.aborted) {
+          throw notFound(`No run for request ${req.requestId} appeared within ${deps.timers.notFoundWaitMs} ms.`);
+        }
+        if (!(await wake.wait(Math.min(remaining, deps.timers.heartbeatMs - (Date.now() - lastSent)), signal))) {
+          if (Date.now() - lastSent >= deps.timers.heartbeatMs) {
+            yield frames.heartbeat();
+            lastSent = Date.now();
+          }
+        }
+      }
+      // 2. The latest generation ended: a reused request id may be about to start a new one.
+      if (info.ended) {
+        const until = Date.now() + deps.timers.newGenerationWaitMs;
+        while (Date.now() < until && !signal.aborted) {
+          wake.clear();
+          const next = await guard(() => deps.bus.latestGeneration(ref));
+          if (next && next.generation !== info.generation) {
+            info = next;
+            break;
+          }
+          await wake.wait(until - Date.now(), signal);
+        }
+      }
+      const generation = info.generation;
+      leave = await guard(() => deps.bus.addReader(ref, randomUUID(), Math.max(2 * deps.timers.heartbeatMs, 5_000)));
+
+      // 3. Replay, then follow live.
+      let index = headers.resumeAfter ?? 0;
+      while (!signal.aborted) {
+        wake.clear();
+        const read = await guard(() => deps.bus.readOutput(ref, generation, index, READ_BATCH));
+        for (const e of read.entries) {
+          index = e.index + 1;
+          yield fromBinary(AgentServerMessageSchema, e.frame);
+          deps.metrics.framesDelivered.inc();
+        }
+        if (read.entries.length > 0) lastSent = Date.now();
+        if (read.end) {
+          if (!read.end.ok) {
+            endCode = read.end.code ?? "unknown";
+            throw endStatusError(read.end.code, read.end.message, read.end.errorDetails);
+          }
+          return;
+        }
+        if (read.entries.length > 0) continue;
+        const quiet = Date.now() - lastSent;
+        if (quiet >= deps.timers.heartbeatMs) {
+          yield frames.heartbeat();
+          lastSent = Date.now();
+          continue;
+        }
+        await wake.wait(deps.timers.heartbeatMs - quiet, signal);
+      }
+      endCode = "client_gone";
+    } catch (err) {
+      if (endCode === "ok") endCode = (err as { code?: unknown }).code === undefined ? "internal" : String((err as { code: unknown }).code);
+      throw err;
+    } finally {
+      unwatch();
+      deps.metrics.runSseOpen.dec();
+      deps.metrics.runSseStreams.inc({ end_code: endCode });
+      if (leave) await leave().catch((err: unknown) => log.warn({ err }, "could not remove reader"));
+    }
+  };
+}
+
+/** Bus failures become `unavailable` with a message a person can act on. */
+async function guard<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw Object.assign(unavailable("The gateway's message bus is unavailable; the client may reconnect to resume the stream."), { cause: err });
+  }
+}
