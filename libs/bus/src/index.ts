@@ -1,2 +1,3 @@
 export * from "./types.js";
 export { createMemoryBus } from "./memory/memory-bus.js";
+export { createRedisBus, requestKeys, BusUnavailableError, type RedisBusConfig, type RedisConnectionOptions, type RequestKeys } from "./redis/index.js";

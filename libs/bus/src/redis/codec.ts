@@ -1,0 +1,82 @@
+// Stream entry ↔ bus entry mapping. Payloads stay Buffers end to end (never utf8-decoded).
+import type { EndStatus, InputEntry, OutputEntry, TraceCarrier } from "../types.js";
+
+export type StreamEntry = [id: Buffer, fields: Buffer[]];
+
+export function encodeTrace(trace: TraceCarrier): string {
+  return JSON.stringify(trace);
+}
+
+export function decodeTrace(raw: Buffer | undefined): TraceCarrier {
+  if (!raw) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString("utf8"));
+  } catch {
+    return {};
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return {};
+  const out: TraceCarrier = {};
+  for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") out[k] = v;
+  return out;
+}
+
+/** Entry id 0-(index+1) → index. */
+export function indexOfId(id: Buffer): number {
+  const s = id.toString("latin1");
+  const dash = s.indexOf("-");
+  return Number(s.slice(dash + 1)) - 1;
+}
+
+/** The XRANGE start that seeks to `index`. */
+export function idOfIndex(index: number): string {
+  return `0-${index + 1}`;
+}
+
+function fieldsOf(fields: Buffer[]): Map<string, Buffer> {
+  const m = new Map<string, Buffer>();
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const k = fields[i];
+    const v = fields[i + 1];
+    if (k && v) m.set(k.toString("latin1"), v);
+  }
+  return m;
+}
+
+/** A plain Uint8Array copy (the reply Buffer may be a slice of a larger parser buffer). */
+function bytes(b: Buffer | undefined): Uint8Array {
+  return b ? new Uint8Array(b) : new Uint8Array(0);
+}
+
+export function toInputEntry([id, raw]: StreamEntry): InputEntry {
+  const f = fieldsOf(raw);
+  return {
+    index: indexOfId(id),
+    seqno: BigInt(f.get("s")?.toString("latin1") ?? "0"),
+    payload: bytes(f.get("p")),
+    trace: decodeTrace(f.get("t")),
+  };
+}
+
+export function toOutputEntry([id, raw]: StreamEntry): OutputEntry {
+  const f = fieldsOf(raw);
+  return { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")) };
+}
+
+/** The end hash (HGETALL, Buffer values) → EndStatus; undefined when the hash is absent. */
+export function toEndStatus(hash: Record<string, Buffer>): EndStatus | undefined {
+  const ok = hash["ok"];
+  if (!ok) return undefined;
+  const end: EndStatus = { ok: ok.toString("latin1") === "1" };
+  const code = hash["code"];
+  const message = hash["message"];
+  const details = hash["details"];
+  if (code) end.code = code.toString("utf8");
+  if (message) end.message = message.toString("utf8");
+  if (details) end.errorDetails = bytes(details);
+  return end;
+}
+
+export function toBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}

@@ -1,0 +1,3 @@
+export { createRedisBus, type RedisBusConfig } from "./redis-bus.js";
+export { requestKeys, escapeId, type RequestKeys, type GenerationKeys } from "./keys.js";
+export { BusUnavailableError, type RedisConnectionOptions } from "./connection.js";

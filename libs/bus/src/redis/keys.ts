@@ -1,0 +1,85 @@
+import type { RequestRef } from "../types.js";
+
+/**
+ * Key layout of the Redis bus. Every key of one request (and its wake channel) carries the
+ * hash tag `{<tenant>:<request>}`, so all of them live in one Redis Cluster slot and every
+ * script runs in that slot (ARCHITECTURE.md property 8). The tenant is part of the tag and
+ * of every key: a request id is only ever looked up inside its tenant (property 9).
+ *
+ * Ids are escaped before they enter the tag: `%`, `{`, `}` and `:` become `%25`, `%7B`,
+ * `%7D`, `%3A`. A `}` in an id would otherwise end the tag early, and a `:` would let
+ * tenant "a:b" + request "c" collide with tenant "a" + request "b:c".
+ */
+export interface GenerationKeys {
+  /** Stream of delivered input, ids 0-(index+1); fields s (seqno), p (payload), t (trace). */
+  input: string;
+  /** Hash of appends buffered ahead of a gap: p:<seqno> → payload, t:<seqno> → trace. */
+  buffered: string;
+  /** Stream of output frames, ids 0-(index+1); fields f (frame), t (trace). */
+  output: string;
+  /** Hash: ok, code?, message?, details? (ErrorDetails bytes). Present once ended. */
+  end: string;
+  /** Fencing epoch (INCR by claim). */
+  epoch: string;
+  /** Run snapshot bytes. */
+  snapshot: string;
+}
+
+export interface RequestKeys {
+  /** The hash tag, braces included. */
+  tag: string;
+  /** `<prefix>:req:{t:r}`: not a key itself; scripts derive generation keys from it. */
+  base: string;
+  /** Hash: latest (generation), next (next expected seqno of latest), ended (0|1 of latest). */
+  seq: string;
+  /** Sorted set readerId → expiry (ms, Redis time). */
+  readers: string;
+  /** When the last live reader left (ms, Redis time). */
+  left: string;
+  /** Pub/sub channel of wake-ups: "i" (input), "o" (output, end, new generation). */
+  channel: string;
+  generation(n: number): GenerationKeys;
+}
+
+/** Escapes an id so it cannot break or fake the hash tag. */
+export function escapeId(id: string): string {
+  return id.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+}
+
+/** Checks a key prefix: non-empty, and no braces (they would move the hash tag). */
+export function assertKeyPrefix(prefix: string): void {
+  if (prefix.length === 0 || /[{}]/.test(prefix)) {
+    throw new Error(`invalid bus key prefix ${JSON.stringify(prefix)}: must be non-empty and contain no braces`);
+  }
+}
+
+/** Builds every key of one request (see the layout in libs/bus/README.md). */
+export function requestKeys(prefix: string, ref: RequestRef): RequestKeys {
+  assertKeyPrefix(prefix);
+  const tag = `{${escapeId(ref.tenantId)}:${escapeId(ref.requestId)}}`;
+  const base = `${prefix}:req:${tag}`;
+  return {
+    tag,
+    base,
+    seq: `${base}:seq`,
+    readers: `${base}:readers`,
+    left: `${base}:left`,
+    channel: `${prefix}:wake:${tag}`,
+    generation(n) {
+      const g = `${base}:g${n}`;
+      return {
+        input: `${g}:in`,
+        buffered: `${g}:buf`,
+        output: `${g}:out`,
+        end: `${g}:end`,
+        epoch: `${g}:epoch`,
+        snapshot: `${g}:snap`,
+      };
+    },
+  };
+}
+
+/** Prefix of every wake channel of a bus (pattern-free: no glob characters are added). */
+export function channelPrefix(prefix: string): string {
+  return `${prefix}:wake:`;
+}

@@ -1,0 +1,153 @@
+--[[
+  append-input: the append_seqno gate of one request (PROTOCOL.md "Ordering and identity"),
+  atomic in the request's slot. Same semantics as the memory bus's appendInput.
+
+  Steps
+    1. Read the latest generation and whether it ended from the seq hash. With no generation,
+       or when the latest one ended and seqno is 1 or <= 0, begin generation latest+1
+       (next seqno 1, not ended; the seq hash loses its idle TTL while a generation is live).
+    2. seqno <= 0: append to the input stream unless the input cap is reached.
+    3. seqno < next, or already buffered: duplicate, no effect.
+    4. seqno - next > window: beyond_window, nothing recorded.
+    5. seqno > next: buffer it (payload + trace in the buf hash) unless input + buffered
+       reached the cap.
+    6. seqno == next: append it, then flush every consecutive buffered successor, advance next.
+    A delivered append PUBLISHes "i" on the wake channel; an append to a generation whose
+    input was still empty (the generation starts) also PUBLISHes "o" so waiting readers
+    look again (wake-ups carry nothing, spurious ones are allowed).
+
+  Generation keys are derived from KEYS[2] (the request's key base, same hash tag) because
+  the generation number is only known inside the script; every derived key carries the same
+  hash tag, so the script stays in one slot (as BullMQ does with its prefix).
+
+  Input stream entry ids are explicit: entry i (0-based) has id 0-(i+1), so XRANGE from
+  0-(i+1) seeks to index i. Fields: s = seqno (decimal), p = payload bytes, t = trace JSON.
+  Buffered appends live in <gen>:buf as fields p:<seqno> and t:<seqno>.
+
+  seqno arrives as a decimal int64 string. Lua numbers are doubles: comparisons are exact
+  for |seqno| <= 2^53; larger values round, which can only turn an absurdly large seqno into
+  a (still) beyond-window one. Seqnos written back are formatted with %.0f (no exponent).
+
+  KEYS[1] seq hash   <prefix>:req:{t:r}:seq  (latest, next, ended)
+  KEYS[2] key base   <prefix>:req:{t:r}      (not a key itself; generation keys hang off it)
+
+  ARGV[1] seqno (decimal string)
+  ARGV[2] payload (bytes)
+  ARGV[3] trace carrier (JSON)
+  ARGV[4] seqno window
+  ARGV[5] max input entries per generation
+  ARGV[6] idle TTL of the seq hash once the latest generation ended (ms)
+  ARGV[7] retention of an ended generation's keys (ms)
+  ARGV[8] wake channel
+
+  Returns
+    {"accepted", generation, startedGeneration (0|1)}
+    {"buffered", generation}
+    {"duplicate", generation}
+    {"beyond_window", generation, nextSeqno (decimal string)}
+    {"input_full", generation}
+]]
+local seqKey = KEYS[1]
+local base = KEYS[2]
+local seqnoText = ARGV[1]
+local seqno = tonumber(seqnoText)
+local payload = ARGV[2]
+local trace = ARGV[3]
+local window = tonumber(ARGV[4])
+local maxInput = tonumber(ARGV[5])
+local seqTtl = ARGV[6]
+local retention = ARGV[7]
+local channel = ARGV[8]
+
+local function fmt(n)
+  return string.format('%.0f', n)
+end
+
+local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
+local ended = redis.call('HGET', seqKey, 'ended') == '1'
+if latest == 0 or (ended and (seqno == 1 or seqno <= 0)) then
+  latest = latest + 1
+  ended = false
+  redis.call('HSET', seqKey, 'latest', latest, 'next', '1', 'ended', '0')
+  -- A live generation's sequence state never expires under it.
+  redis.call('PERSIST', seqKey)
+end
+
+local gk = base .. ':g' .. latest
+local inKey = gk .. ':in'
+local bufKey = gk .. ':buf'
+local len = redis.call('XLEN', inKey)
+local started = 0
+if len == 0 then started = 1 end
+
+-- Keeps an ended generation bounded: the idle sequence state is touched, and a key written
+-- into an ended generation (a late append, as the memory bus allows) gets the retention TTL
+-- instead of living forever.
+local function settle()
+  if ended then
+    redis.call('PEXPIRE', seqKey, seqTtl)
+    for _, k in ipairs({ inKey, bufKey }) do
+      if redis.call('PTTL', k) == -1 then redis.call('PEXPIRE', k, retention) end
+    end
+  end
+end
+
+local function wake(delivered)
+  if delivered then redis.call('PUBLISH', channel, 'i') end
+  if started == 1 then redis.call('PUBLISH', channel, 'o') end
+end
+
+local function push(s, p, t)
+  len = len + 1
+  redis.call('XADD', inKey, '0-' .. len, 's', s, 'p', p, 't', t)
+end
+
+if seqno <= 0 then
+  if len >= maxInput then
+    settle(); wake(false)
+    return { 'input_full', latest }
+  end
+  push(seqnoText, payload, trace)
+  settle(); wake(true)
+  return { 'accepted', latest, started }
+end
+
+local nextSeqno = tonumber(redis.call('HGET', seqKey, 'next') or '1')
+local field = fmt(seqno)
+if seqno < nextSeqno or redis.call('HEXISTS', bufKey, 'p:' .. field) == 1 then
+  settle(); wake(false)
+  return { 'duplicate', latest }
+end
+if seqno - nextSeqno > window then
+  settle(); wake(false)
+  return { 'beyond_window', latest, fmt(nextSeqno) }
+end
+if seqno > nextSeqno then
+  local buffered = redis.call('HLEN', bufKey) / 2
+  if len + buffered >= maxInput then
+    settle(); wake(false)
+    return { 'input_full', latest }
+  end
+  redis.call('HSET', bufKey, 'p:' .. field, payload, 't:' .. field, trace)
+  settle(); wake(false)
+  return { 'buffered', latest }
+end
+if len >= maxInput then
+  settle(); wake(false)
+  return { 'input_full', latest }
+end
+push(field, payload, trace)
+nextSeqno = nextSeqno + 1
+-- Flush the buffered successors that are now in order.
+while true do
+  local f = fmt(nextSeqno)
+  local p = redis.call('HGET', bufKey, 'p:' .. f)
+  if not p then break end
+  local t = redis.call('HGET', bufKey, 't:' .. f) or '{}'
+  redis.call('HDEL', bufKey, 'p:' .. f, 't:' .. f)
+  push(f, p, t)
+  nextSeqno = nextSeqno + 1
+end
+redis.call('HSET', seqKey, 'next', fmt(nextSeqno))
+settle(); wake(true)
+return { 'accepted', latest, started }

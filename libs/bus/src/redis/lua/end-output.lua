@@ -1,0 +1,59 @@
+--[[
+  end-output: ends one generation (fenced like append-output), then starts the retention of
+  every key of the generation and the idle TTL of the request's sequence state.
+
+  Steps
+    1. Fence (same rules as append-output): "fenced" for a stale epoch or a missing or
+       expired generation, "ended" when the end entry exists.
+    2. HSET the end entry: ok (0|1) and, when present, code, message, details (ErrorDetails
+       bytes). ARGV[4] says which optional fields are present ("c", "m", "d" letters).
+    3. Mark the latest generation ended in the seq hash (a seqno-1 append now begins the next
+       generation).
+    4. PEXPIRE the generation's keys (in, buf, out, end, epoch, snap) with the retention and
+       the seq hash with its idle TTL; keys that do not exist yet get theirs when written.
+    5. PUBLISH "o" on the wake channel.
+
+  KEYS[1] seq hash  KEYS[2] epoch  KEYS[3] end  KEYS[4] output stream
+  KEYS[5] input stream  KEYS[6] buffered input hash  KEYS[7] snapshot
+  (all <prefix>:req:{t:r}:..., generation keys under :g<N>:)
+
+  ARGV[1] generation
+  ARGV[2] epoch of the caller
+  ARGV[3] ok ("1" | "0")
+  ARGV[4] present optional fields: any of "c", "m", "d"
+  ARGV[5] code       ARGV[6] message       ARGV[7] error details (bytes)
+  ARGV[8] retention of the generation's keys (ms)
+  ARGV[9] idle TTL of the seq hash (ms)
+  ARGV[10] wake channel
+
+  Returns
+    {1, nextIndex}    ended; nextIndex = number of frames in the stream
+    {0, "fenced"} | {0, "ended"}
+]]
+local seqKey, epochKey, endKey, outKey, inKey, bufKey, snapKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local generation = tonumber(ARGV[1])
+local epoch = tonumber(ARGV[2])
+local present = ARGV[4]
+local retention = ARGV[8]
+local seqTtl = ARGV[9]
+local channel = ARGV[10]
+
+local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
+if generation < 1 or generation > latest then return { 0, 'fenced' } end
+if tonumber(redis.call('GET', epochKey) or '0') ~= epoch then return { 0, 'fenced' } end
+if redis.call('EXISTS', endKey) == 1 then return { 0, 'ended' } end
+if generation < latest or redis.call('HGET', seqKey, 'ended') == '1' then return { 0, 'fenced' } end
+
+local fields = { 'ok', ARGV[3] }
+if string.find(present, 'c', 1, true) then table.insert(fields, 'code'); table.insert(fields, ARGV[5]) end
+if string.find(present, 'm', 1, true) then table.insert(fields, 'message'); table.insert(fields, ARGV[6]) end
+if string.find(present, 'd', 1, true) then table.insert(fields, 'details'); table.insert(fields, ARGV[7]) end
+redis.call('HSET', endKey, unpack(fields))
+redis.call('HSET', seqKey, 'ended', '1')
+
+for _, k in ipairs({ inKey, bufKey, outKey, endKey, epochKey, snapKey }) do
+  redis.call('PEXPIRE', k, retention)
+end
+redis.call('PEXPIRE', seqKey, seqTtl)
+redis.call('PUBLISH', channel, 'o')
+return { 1, redis.call('XLEN', outKey) }

@@ -1,0 +1,19 @@
+--[[
+  reader-presence: live readers of a request (members whose expiry is after now) and when the
+  last one left. A reader of a dead replica that simply expired counts as having left at its
+  expiry, so the reconnect grace also runs out for it.
+
+  KEYS[1] readers zset   KEYS[2] left
+
+  Returns {readers, lastLeftAt (ms as a decimal string, "" when unknown)}
+]]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local live = redis.call('ZCOUNT', KEYS[1], '(' .. string.format('%.0f', now), '+inf')
+local left = tonumber(redis.call('GET', KEYS[2]) or '0')
+if live == 0 then
+  local last = redis.call('ZREVRANGEBYSCORE', KEYS[1], string.format('%.0f', now), '-inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if last[2] and tonumber(last[2]) > left then left = tonumber(last[2]) end
+end
+if left == 0 then return { live, '' } end
+return { live, string.format('%.0f', left) }

@@ -1,0 +1,261 @@
+import { randomUUID } from "node:crypto";
+import type { Redis } from "ioredis";
+import type {
+  AppendOutcome, Bus, BusOptions, GenerationInfo, InputEntry, OutputAppendResult, OutputRead, RequestRef,
+} from "../types.js";
+import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
+import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisConnectionOptions } from "./connection.js";
+import { assertKeyPrefix, requestKeys } from "./keys.js";
+import {
+  ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
+  readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
+} from "./script-specs.js";
+import { defineScripts, runScript } from "./scripts.js";
+import { createWakeups } from "./wakeups.js";
+
+export interface RedisBusConfig {
+  /** Connection options or a redis:// URL. */
+  redis: RedisConnectionOptions | string;
+  /** Prefix of every key and channel (no braces). Tests use a unique one each. */
+  keyPrefix: string;
+  options: BusOptions;
+  /**
+   * Client name of this bus's connections (`<name>:cmd`, `<name>:sub` in CLIENT LIST).
+   * Default: `byok-bus-<random>`. No spaces.
+   */
+  name?: string;
+  /** A command without a reply fails after this long (default 5000 ms). */
+  commandTimeoutMs?: number;
+  /** Reconnect delay for the n-th attempt (default min(50·n, 1000) ms); reconnects never stop. */
+  reconnectDelayMs?: (attempt: number) => number;
+  /** Connection and listener errors (default: ignored; operations report theirs as errors). */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * The Redis bus (distributed mode): same contract as the memory bus (types.ts), every request
+ * under one hash tag, one Lua script per write, two connections per instance whatever the
+ * number of open streams. Key layout and scripts: libs/bus/README.md.
+ */
+export function createRedisBus(config: RedisBusConfig): Bus {
+  const { keyPrefix: prefix, options: opts } = config;
+  assertKeyPrefix(prefix);
+  if (!/^[!-~]+$/.test(config.name ?? "x")) throw new Error("bus name must be printable ASCII without spaces");
+  const name = config.name ?? `byok-bus-${randomUUID().slice(0, 8)}`;
+  const onError = config.onError ?? (() => undefined);
+  const tuning = {
+    commandTimeoutMs: config.commandTimeoutMs ?? 5_000,
+    reconnectDelayMs: config.reconnectDelayMs ?? ((n: number) => Math.min(50 * n, 1_000)),
+    onError,
+  };
+  const cmd: Redis = openConnection(config.redis, { ...tuning, name: `${name}:cmd` }, false);
+  const sub: Redis = openConnection(config.redis, { ...tuning, name: `${name}:sub` }, true);
+  defineScripts(cmd, ALL_SCRIPTS);
+  const wakeups = createWakeups(sub, onError);
+  const refreshTimers = new Set<NodeJS.Timeout>();
+  // The seq hash must outlive the retained generation keys: a new generation 1 must never
+  // meet the leftovers of an old one.
+  const seqTtlMs = Math.max(opts.sequenceStateTtlMs, opts.finishedRetentionMs);
+  let closed = false;
+
+  const toOutputResult = (r: FencedWriteReply): OutputAppendResult => {
+    if (r.ok) return { ok: true, nextIndex: r.nextIndex };
+    if (r.reason === "cap") return { ok: false, reason: "cap", limit: opts.maxOutputFrames };
+    return { ok: false, reason: r.reason };
+  };
+
+  /** Runs one Redis operation: fails fast while disconnected, maps failures to BusUnavailableError. */
+  async function op<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (closed) throw new BusUnavailableError(`redis bus: ${what}: the bus is closed`);
+    if (isDisconnected(cmd)) throw new BusUnavailableError(`redis bus: ${what}: not connected to Redis (${cmd.status})`);
+    try {
+      return await fn();
+    } catch (err) {
+      throw toBusError(err, what);
+    }
+  }
+
+  return {
+    appendInput(ref, seqno, payload, trace): Promise<AppendOutcome> {
+      const k = requestKeys(prefix, ref);
+      return op("appendInput", async (): Promise<AppendOutcome> => {
+        const r = await runScript(cmd, appendInputScript, {
+          keys: { seq: k.seq, base: k.base },
+          args: {
+            seqno: seqno.toString(),
+            payload: toBuffer(payload),
+            trace: encodeTrace(trace),
+            window: opts.seqnoWindow,
+            maxInput: opts.maxInputEntries,
+            seqTtlMs: seqTtlMs,
+            retentionMs: opts.finishedRetentionMs,
+            channel: k.channel,
+          },
+        });
+        switch (r.status) {
+          case "beyond_window":
+            return { status: r.status, generation: r.generation, nextSeqno: r.nextSeqno, window: opts.seqnoWindow };
+          case "input_full":
+            return { status: r.status, generation: r.generation, limit: opts.maxInputEntries };
+          case "accepted":
+            return { status: r.status, generation: r.generation, startedGeneration: r.startedGeneration };
+          case "buffered":
+          case "duplicate":
+            return { status: r.status, generation: r.generation };
+        }
+      });
+    },
+
+    latestGeneration(ref): Promise<GenerationInfo | undefined> {
+      const k = requestKeys(prefix, ref);
+      return op("latestGeneration", () => runScript(cmd, latestGenerationScript, { keys: { seq: k.seq, base: k.base }, args: {} }));
+    },
+
+    readOutput(ref, generation, fromIndex, max): Promise<OutputRead> {
+      const g = requestKeys(prefix, ref).generation(generation);
+      return op("readOutput", async () => {
+        // One MULTI: the entries, the stream length and the end entry form one snapshot, so
+        // "every entry before the end was returned" is decided on consistent data.
+        const from = Math.max(0, fromIndex);
+        const res = await cmd
+          .multi()
+          .xrangeBuffer(g.output, idOfIndex(from), "+", "COUNT", Math.max(1, max))
+          .xlen(g.output)
+          .hgetallBuffer(g.end)
+          .exec();
+        if (!res) throw new Error("readOutput: transaction aborted");
+        for (const [err] of res) if (err) throw err;
+        const [range, length, endHash] = res.map(([, v]) => v);
+        if (!Array.isArray(range) || typeof length !== "number" || endHash === null || typeof endHash !== "object") {
+          throw new Error("readOutput: unexpected reply");
+        }
+        const entries = (range as StreamEntry[]).slice(0, Math.max(0, max)).map(toOutputEntry);
+        const end = toEndStatus(endHash as Record<string, Buffer>);
+        const done = from + entries.length >= length;
+        return done && end ? { entries, end } : { entries };
+      });
+    },
+
+    watch(ref, onChange) {
+      return wakeups.listen(requestKeys(prefix, ref).channel, "output", onChange);
+    },
+
+    async addReader(ref, readerId, ttlMs) {
+      const k = requestKeys(prefix, ref);
+      const add = () =>
+        runScript(cmd, readerAddScript, {
+          keys: { readers: k.readers },
+          args: { readerId, ttlMs, lingerMs: seqTtlMs },
+        });
+      await op("addReader", add);
+      // Refresh well before the TTL passes; a failed refresh is retried on the next tick.
+      const timer = setInterval(() => {
+        if (!isDisconnected(cmd)) add().catch((err: unknown) => onError(toBusError(err, "addReader refresh")));
+      }, Math.max(1, Math.floor(ttlMs / 3)));
+      timer.unref();
+      refreshTimers.add(timer);
+      let left = false;
+      return async () => {
+        if (left) return;
+        left = true;
+        clearInterval(timer);
+        refreshTimers.delete(timer);
+        await op("removeReader", () =>
+          runScript(cmd, readerRemoveScript, { keys: { readers: k.readers, left: k.left }, args: { readerId, lingerMs: seqTtlMs } }),
+        );
+      };
+    },
+
+    claim(ref, generation) {
+      const k = requestKeys(prefix, ref);
+      const g = k.generation(generation);
+      return op("claim", async () => {
+        const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end }, args: { generation } });
+        if (!r.ok) throw new Error(`generation ${generation} of request ${r.reason === "missing" ? "does not exist" : "has expired"}`);
+        return r.epoch;
+      });
+    },
+
+    readInput(ref, generation, fromIndex): Promise<InputEntry[]> {
+      const g = requestKeys(prefix, ref).generation(generation);
+      return op("readInput", async () => {
+        const raw = await cmd.xrangeBuffer(g.input, idOfIndex(Math.max(0, fromIndex)), "+");
+        return raw.map(toInputEntry);
+      });
+    },
+
+    watchInput(ref, onChange) {
+      return wakeups.listen(requestKeys(prefix, ref).channel, "input", onChange);
+    },
+
+    appendOutput(ref, generation, epoch, frames, trace): Promise<OutputAppendResult> {
+      const k = requestKeys(prefix, ref);
+      const g = k.generation(generation);
+      return op("appendOutput", async () => {
+        const r = await runScript(cmd, appendOutputScript, {
+          keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output },
+          args: { generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace) },
+          rest: frames.map(toBuffer),
+        });
+        return toOutputResult(r);
+      });
+    },
+
+    endOutput(ref, generation, epoch, end): Promise<OutputAppendResult> {
+      const k = requestKeys(prefix, ref);
+      const g = k.generation(generation);
+      const present = `${end.code !== undefined ? "c" : ""}${end.message !== undefined ? "m" : ""}${end.errorDetails !== undefined ? "d" : ""}`;
+      return op("endOutput", async () => {
+        const r = await runScript(cmd, endOutputScript, {
+          keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output, input: g.input, buffered: g.buffered, snapshot: g.snapshot },
+          args: {
+            generation,
+            epoch,
+            ok: end.ok ? "1" : "0",
+            present,
+            code: end.code ?? "",
+            message: end.message ?? "",
+            details: end.errorDetails ? toBuffer(end.errorDetails) : "",
+            retentionMs: opts.finishedRetentionMs,
+            seqTtlMs,
+            channel: k.channel,
+          },
+        });
+        return toOutputResult(r);
+      });
+    },
+
+    readerPresence(ref) {
+      const k = requestKeys(prefix, ref);
+      return op("readerPresence", () => runScript(cmd, readerPresenceScript, { keys: { readers: k.readers, left: k.left }, args: {} }));
+    },
+
+    saveSnapshot(ref, generation, epoch, snapshot) {
+      const k = requestKeys(prefix, ref);
+      const g = k.generation(generation);
+      return op("saveSnapshot", () =>
+        runScript(cmd, saveSnapshotScript, {
+          keys: { seq: k.seq, epoch: g.epoch, end: g.end, snapshot: g.snapshot },
+          args: { generation, epoch, snapshot: toBuffer(snapshot) },
+        }),
+      );
+    },
+
+    loadSnapshot(ref, generation) {
+      const g = requestKeys(prefix, ref).generation(generation);
+      return op("loadSnapshot", async () => {
+        const b = await cmd.getBuffer(g.snapshot);
+        return b ? new Uint8Array(b) : undefined;
+      });
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const t of refreshTimers) clearInterval(t);
+      refreshTimers.clear();
+      wakeups.close();
+      await Promise.all([cmd, sub].map((c) => c.quit().catch(() => c.disconnect())));
+    },
+  };
+}

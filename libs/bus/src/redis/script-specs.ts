@@ -1,0 +1,150 @@
+// Typed specs of the scripts in ./lua (each script's header is the authoritative description).
+import { replyArray, replyInt, replyString, type ScriptSpec } from "./scripts.js";
+
+export type AppendInputReply =
+  | { status: "accepted"; generation: number; startedGeneration: boolean }
+  | { status: "buffered" | "duplicate" | "input_full"; generation: number }
+  | { status: "beyond_window"; generation: number; nextSeqno: bigint };
+
+export const appendInputScript: ScriptSpec<"seq" | "base", "seqno" | "payload" | "trace" | "window" | "maxInput" | "seqTtlMs" | "retentionMs" | "channel", AppendInputReply> = {
+  command: "byokBusAppendInput",
+  file: "append-input.lua",
+  keys: ["seq", "base"],
+  args: ["seqno", "payload", "trace", "window", "maxInput", "seqTtlMs", "retentionMs", "channel"],
+  rest: false,
+  decode(reply) {
+    const r = replyArray(reply, this.command);
+    const status = replyString(r[0], this.command);
+    const generation = replyInt(r[1], this.command);
+    switch (status) {
+      case "accepted":
+        return { status, generation, startedGeneration: replyInt(r[2], this.command) === 1 };
+      case "buffered":
+      case "duplicate":
+      case "input_full":
+        return { status, generation };
+      case "beyond_window":
+        return { status, generation, nextSeqno: BigInt(replyString(r[2], this.command)) };
+      default:
+        throw new Error(`${this.command}: unknown status ${status}`);
+    }
+  },
+};
+
+export type FencedWriteReply = { ok: true; nextIndex: number } | { ok: false; reason: "fenced" | "ended" | "cap" };
+
+function decodeFencedWrite(reply: unknown, script: string): FencedWriteReply {
+  const r = replyArray(reply, script);
+  if (replyInt(r[0], script) === 1) return { ok: true, nextIndex: replyInt(r[1], script) };
+  const reason = replyString(r[1], script);
+  if (reason === "fenced" || reason === "ended" || reason === "cap") return { ok: false, reason };
+  throw new Error(`${script}: unknown refusal ${reason}`);
+}
+
+export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation" | "epoch" | "maxOutput" | "channel" | "trace", FencedWriteReply, true> = {
+  command: "byokBusAppendOutput",
+  file: "append-output.lua",
+  keys: ["seq", "epoch", "end", "output"],
+  args: ["generation", "epoch", "maxOutput", "channel", "trace"],
+  rest: true,
+  decode(reply) {
+    return decodeFencedWrite(reply, this.command);
+  },
+};
+
+export const endOutputScript: ScriptSpec<
+  "seq" | "epoch" | "end" | "output" | "input" | "buffered" | "snapshot",
+  "generation" | "epoch" | "ok" | "present" | "code" | "message" | "details" | "retentionMs" | "seqTtlMs" | "channel",
+  FencedWriteReply
+> = {
+  command: "byokBusEndOutput",
+  file: "end-output.lua",
+  keys: ["seq", "epoch", "end", "output", "input", "buffered", "snapshot"],
+  args: ["generation", "epoch", "ok", "present", "code", "message", "details", "retentionMs", "seqTtlMs", "channel"],
+  rest: false,
+  decode(reply) {
+    return decodeFencedWrite(reply, this.command);
+  },
+};
+
+export type ClaimReply = { ok: true; epoch: number } | { ok: false; reason: "missing" | "expired" };
+
+export const claimScript: ScriptSpec<"seq" | "epoch" | "end", "generation", ClaimReply> = {
+  command: "byokBusClaim",
+  file: "claim.lua",
+  keys: ["seq", "epoch", "end"],
+  args: ["generation"],
+  rest: false,
+  decode(reply) {
+    const n = replyInt(reply, this.command);
+    if (n === -1) return { ok: false, reason: "missing" };
+    if (n === -2) return { ok: false, reason: "expired" };
+    return { ok: true, epoch: n };
+  },
+};
+
+export const saveSnapshotScript: ScriptSpec<"seq" | "epoch" | "end" | "snapshot", "generation" | "epoch" | "snapshot", boolean> = {
+  command: "byokBusSaveSnapshot",
+  file: "save-snapshot.lua",
+  keys: ["seq", "epoch", "end", "snapshot"],
+  args: ["generation", "epoch", "snapshot"],
+  rest: false,
+  decode(reply) {
+    return replyInt(reply, this.command) === 1;
+  },
+};
+
+export type LatestGenerationReply = { generation: number; ended: boolean } | undefined;
+
+export const latestGenerationScript: ScriptSpec<"seq" | "base", never, LatestGenerationReply> = {
+  command: "byokBusLatestGeneration",
+  file: "latest-generation.lua",
+  keys: ["seq", "base"],
+  args: [],
+  rest: false,
+  decode(reply) {
+    const r = replyArray(reply, this.command);
+    if (r.length === 0) return undefined;
+    return { generation: replyInt(r[0], this.command), ended: replyInt(r[1], this.command) === 1 };
+  },
+};
+
+export const readerAddScript: ScriptSpec<"readers", "readerId" | "ttlMs" | "lingerMs", number> = {
+  command: "byokBusReaderAdd",
+  file: "reader-add.lua",
+  keys: ["readers"],
+  args: ["readerId", "ttlMs", "lingerMs"],
+  rest: false,
+  decode(reply) {
+    return replyInt(reply, this.command);
+  },
+};
+
+export const readerRemoveScript: ScriptSpec<"readers" | "left", "readerId" | "lingerMs", boolean> = {
+  command: "byokBusReaderRemove",
+  file: "reader-remove.lua",
+  keys: ["readers", "left"],
+  args: ["readerId", "lingerMs"],
+  rest: false,
+  decode(reply) {
+    return replyInt(reply, this.command) === 1;
+  },
+};
+
+export const readerPresenceScript: ScriptSpec<"readers" | "left", never, { readers: number; lastLeftAt: number | undefined }> = {
+  command: "byokBusReaderPresence",
+  file: "reader-presence.lua",
+  keys: ["readers", "left"],
+  args: [],
+  rest: false,
+  decode(reply) {
+    const r = replyArray(reply, this.command);
+    const left = replyString(r[1], this.command);
+    return { readers: replyInt(r[0], this.command), lastLeftAt: left === "" ? undefined : Number(left) };
+  },
+};
+
+export const ALL_SCRIPTS = [
+  appendInputScript, appendOutputScript, endOutputScript, claimScript, saveSnapshotScript,
+  latestGenerationScript, readerAddScript, readerRemoveScript, readerPresenceScript,
+] as const;

@@ -1,0 +1,75 @@
+import { readFileSync } from "node:fs";
+import type { Redis } from "ioredis";
+
+/** A value ioredis sends as one bulk string; Buffers go out byte for byte. */
+export type ScriptArg = string | number | Buffer;
+
+/**
+ * Typed spec of one Lua script: named KEYS and ARGV (in the order the script's header lists
+ * them), an optional variadic ARGV tail, and a decoder that turns the raw reply into a typed
+ * result. Nothing positional or `any` crosses the TypeScript/Lua boundary.
+ */
+export interface ScriptSpec<K extends string, A extends string, R, Rest extends boolean = false> {
+  /** Command name registered with ioredis `defineCommand`. */
+  readonly command: string;
+  /** File in ./lua. */
+  readonly file: string;
+  readonly keys: readonly K[];
+  readonly args: readonly A[];
+  /** Whether extra ARGV values follow the named ones. */
+  readonly rest: Rest;
+  decode(reply: unknown): R;
+}
+
+export type ScriptCall<K extends string, A extends string, Rest extends boolean> = {
+  keys: Record<K, string>;
+  args: Record<A, ScriptArg>;
+} & (Rest extends true ? { rest: readonly ScriptArg[] } : { rest?: undefined });
+
+type RawScript = (...argv: ScriptArg[]) => Promise<unknown>;
+
+function loadLua(file: string): string {
+  return readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8");
+}
+
+/** Registers the scripts on a connection (EVALSHA with an automatic EVAL fallback). */
+export function defineScripts(redis: Redis, specs: readonly ScriptSpec<string, string, unknown, boolean>[]): void {
+  for (const spec of specs) redis.defineCommand(spec.command, { numberOfKeys: spec.keys.length, lua: loadLua(spec.file) });
+}
+
+/** Runs a script defined with defineScripts: named keys and args become KEYS/ARGV in spec order. */
+export async function runScript<K extends string, A extends string, R, Rest extends boolean>(
+  redis: Redis,
+  spec: ScriptSpec<K, A, R, Rest>,
+  call: ScriptCall<K, A, Rest>,
+): Promise<R> {
+  // defineCommand adds the method at run time; this lookup is the one untyped step, and the
+  // spec is what makes its arguments and reply typed.
+  const fn = (redis as unknown as Record<string, RawScript | undefined>)[spec.command];
+  if (typeof fn !== "function") throw new Error(`script ${spec.command} is not defined on this connection`);
+  const argv: ScriptArg[] = [
+    ...spec.keys.map((k) => call.keys[k]),
+    ...spec.args.map((a) => call.args[a]),
+    ...(call.rest ?? []),
+  ];
+  return spec.decode(await fn.apply(redis, argv));
+}
+
+// ---- reply decoding -----------------------------------------------------------------------
+
+export function replyArray(reply: unknown, script: string): unknown[] {
+  if (!Array.isArray(reply)) throw new Error(`${script}: unexpected reply ${String(reply)}`);
+  return reply;
+}
+
+export function replyInt(v: unknown, script: string): number {
+  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
+  if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
+  throw new Error(`${script}: expected an integer, got ${String(v)}`);
+}
+
+export function replyString(v: unknown, script: string): string {
+  if (typeof v === "string") return v;
+  if (Buffer.isBuffer(v)) return v.toString("utf8");
+  throw new Error(`${script}: expected a string, got ${String(v)}`);
+}
