@@ -6,6 +6,7 @@ import { AgentService, BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { createBidiAppendHandler } from "./bidi-append.js";
 import { createRunSseHandler } from "./run-sse.js";
+import { checkRunSseBody, readSmallBody, replayBody, writeStreamError } from "./run-sse-body.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
@@ -58,8 +59,26 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
       metrics().then((m) => res.writeHead(m.status, { "content-type": m.contentType }).end(m.body));
       return;
     }
-    if (path === RUN_SSE_PATH && req.headers["x-cursor-streaming"] === "true") useEventStreamContentType(res);
-    connect(req, res);
+    if (path !== RUN_SSE_PATH || req.method !== "POST") {
+      connect(req, res);
+      return;
+    }
+    const eventStream = req.headers["x-cursor-streaming"] === "true";
+    if (eventStream) useEventStreamContentType(res);
+    void readSmallBody(req).then(
+      (body) => {
+        const contentType = eventStream ? "text/event-stream" : "application/connect+proto";
+        if (!body) return writeStreamError(res, contentType, "a RunSSE body must be one small envelope holding an agent.v1.BidiRequestId; this one is over 64 KiB");
+        const check = checkRunSseBody(body);
+        if (!check.ok) return writeStreamError(res, contentType, check.reason);
+        replayBody(req, body);
+        connect(req, res);
+      },
+      (err: unknown) => {
+        deps.logger.debug({ err }, "RunSSE body could not be read");
+        res.destroy();
+      },
+    );
   };
 }
 
