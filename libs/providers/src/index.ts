@@ -3,6 +3,9 @@ export { createOpenAIChatAdapter, type OpenAIChatAdapterDeps } from "./openai-ch
 export { normalizeChatUsage } from "./openai-chat/usage.js";
 export { createOpenAIResponsesAdapter, type OpenAIResponsesAdapterDeps } from "./openai-responses/adapter.js";
 export { normalizeResponsesUsage } from "./openai-responses/usage.js";
+export { createAnthropicAdapter, type AnthropicAdapterDeps } from "./anthropic/adapter.js";
+export { THINKING_BUDGETS } from "./anthropic/request.js";
+export { createBedrockAdapter, BEDROCK_ANTHROPIC_VERSION, type BedrockAdapterDeps } from "./bedrock/adapter.js";
 export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";

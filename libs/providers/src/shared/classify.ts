@@ -24,11 +24,12 @@ const CONTEXT_MESSAGE =
   /maximum context length|context length|context window|context_length|prompt is too long|input is too long|too many (input )?tokens|reduce the length|exceeds the (model'?s )?(maximum|limit)/i;
 const QUOTA_CODES = new Set(["insufficient_quota", "billing_hard_limit_reached", "billing_not_active", "billing_error", "quota_exceeded"]);
 const POLICY_CODES = new Set(["content_filter", "content_policy_violation", "invalid_prompt", "responsible_ai_policy_violation"]);
-const RATE_CODES = new Set(["rate_limit_exceeded", "rate_limit_error", "rate_limited", "throttlingexception", "too_many_requests"]);
-const OVERLOAD_CODES = new Set(["overloaded", "overloaded_error", "server_overloaded", "serviceunavailableexception"]);
+const RATE_CODES = new Set(["rate_limit_exceeded", "rate_limit_error", "rate_limited", "throttlingexception", "too_many_requests", "servicequotaexceededexception"]);
+const OVERLOAD_CODES = new Set(["overloaded", "overloaded_error", "server_overloaded", "serviceunavailableexception", "modelnotreadyexception"]);
 const AUTH_CODES = new Set(["invalid_api_key", "authentication_error", "permission_error", "unauthorized", "accessdeniedexception", "unrecognizedclientexception"]);
 const NOT_FOUND_CODES = new Set(["model_not_found", "not_found_error", "deploymentnotfound", "resourcenotfoundexception"]);
-const SERVER_CODES = new Set(["server_error", "api_error", "internal_error", "internalserverexception"]);
+const SERVER_CODES = new Set(["server_error", "api_error", "internal_error", "internalserverexception", "modelstreamerrorexception", "modelerrorexception"]);
+const QUOTA_MESSAGE = /credit balance is too low|exceeded your current quota|billing/i;
 const TIMEOUT_CODES = new Set(["timeout", "modeltimeoutexception"]);
 
 function lc(s: unknown): string {
@@ -47,6 +48,7 @@ export function classifyFailure(f: VendorFailure): ProviderErrorKind {
   const msg = f.message ?? "";
 
   if (has(QUOTA_CODES) || f.status === 402) return "quota";
+  if ((f.status === 400 || f.status === 403 || f.status === 429) && QUOTA_MESSAGE.test(msg)) return "quota";
   if (has(POLICY_CODES)) return "content_policy";
   if (has(CONTEXT_CODES) || f.status === 413) return "context_overflow";
   if (has(AUTH_CODES) || f.status === 401 || f.status === 403) return "auth";

@@ -15,7 +15,7 @@ export function transportCode(err: unknown): string | undefined {
 
 /** True for errors that mean the JSON inside a stream event could not be parsed. */
 export function isMalformedStreamError(err: unknown): boolean {
-  return err instanceof SyntaxError || (err instanceof Error && /malformed|could not parse|unexpected token|invalid json/i.test(err.message));
+  return err instanceof SyntaxError || (err instanceof Error && /malformed|could not parse|unexpected token|invalid json|checksum/i.test(err.message));
 }
 
 export interface FailureContext {

@@ -1,0 +1,114 @@
+import Anthropic from "@anthropic-ai/sdk";
+import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
+import { ItemIds } from "../shared/ids.js";
+import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { AnthropicStreamDecoder } from "./decoder.js";
+import { mapAnthropicError, refusalError } from "./errors.js";
+import { toAnthropicRequest } from "./request.js";
+
+/** The part of both SDK clients (Anthropic, AnthropicBedrock) a pass uses. */
+export interface MessagesClient {
+  messages: {
+    create(body: MessageCreateParamsStreaming, options?: { signal?: AbortSignal }): PromiseLike<AsyncIterable<RawMessageStreamEvent>>;
+  };
+}
+
+export interface AnthropicPassSetup {
+  client: MessagesClient;
+  provider: string;
+  secrets: readonly (string | undefined)[];
+  /** Rewrites the body (Bedrock adds its anthropic_version). */
+  body?: (b: MessageCreateParamsStreaming) => MessageCreateParamsStreaming;
+}
+
+/**
+ * One streamed Messages pass, shared by the Anthropic and Bedrock adapters. Completion is
+ * `message_stop`; a stream that ends before it is a retryable `network` failure;
+ * `stop_reason: "refusal"` is `content_policy`. Failures after the response started carry
+ * the usage Anthropic reported so far (message_start gives input and cache tokens at once),
+ * or an estimate when none arrived.
+ */
+export async function* streamMessagesPass(req: ModelCallRequest, setup: AnthropicPassSetup, opts: AdapterOptions): AsyncGenerator<ProviderEvent> {
+  const meter = new OutputMeter();
+  const decoder = new AnthropicStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter);
+  const inputChars = requestChars(req);
+  let started = false;
+  const usageSoFar = () => {
+    if (!decoder.usage.seen) return estimateUsage(inputChars, meter);
+    const u = decoder.usage.normalized();
+    // Output counted so far is only final at message_delta; before that, estimate it.
+    return decoder.stopReasonRaw === undefined ? { ...u, outputTokens: Math.max(u.outputTokens, estimateUsage(0, meter).outputTokens), estimated: true } : u;
+  };
+  const ctx = (): FailureContext => ({ provider: setup.provider, signal: req.signal, secrets: setup.secrets, partialUsage: started ? usageSoFar() : undefined });
+
+  if (req.signal.aborted) throw cancelledError(ctx());
+  let body = toAnthropicRequest(req, opts);
+  if (setup.body) body = setup.body(body);
+  let stream: AsyncIterable<RawMessageStreamEvent>;
+  try {
+    stream = await setup.client.messages.create(body, { signal: req.signal });
+  } catch (err) {
+    throw mapAnthropicError(err, ctx());
+  }
+  started = true;
+  try {
+    for await (const ev of stream) {
+      yield* decoder.push(ev);
+      if (req.signal.aborted) break;
+    }
+  } catch (err) {
+    throw mapAnthropicError(err, ctx());
+  }
+  if (req.signal.aborted) throw cancelledError(ctx());
+  if (!decoder.stopped) throw truncatedStreamError(ctx());
+  if (decoder.stopReasonRaw === "refusal") throw refusalError(ctx());
+  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+}
+
+export interface AnthropicAdapterDeps {
+  fetch?: typeof fetch;
+}
+
+function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: AnthropicAdapterDeps): Anthropic {
+  // Key and base URL passed explicitly: the SDK would otherwise read ANTHROPIC_* from the environment.
+  return new Anthropic({
+    apiKey: req.target.apiKey ?? "no-key",
+    baseURL: req.target.baseUrl ?? "https://api.anthropic.com",
+    maxRetries: 0,
+    logLevel: "off",
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
+}
+
+export function anthropicProviderName(baseUrl: string | undefined): string {
+  if (!baseUrl) return "Anthropic";
+  try {
+    const host = new URL(baseUrl).hostname;
+    return host === "api.anthropic.com" ? "Anthropic" : `the Anthropic-compatible endpoint at ${host}`;
+  } catch {
+    return "the Anthropic-compatible endpoint";
+  }
+}
+
+/** Anthropic Messages API (`target.baseUrl` for a compatible endpoint or proxy). */
+export function createAnthropicAdapter(deps: AnthropicAdapterDeps = {}): ProviderAdapter {
+  return {
+    kind: "anthropic",
+    async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {
+      const opts = parseAdapterOptions(req.target.options);
+      const provider = anthropicProviderName(req.target.baseUrl);
+      let client: Anthropic;
+      try {
+        client = anthropicClient(req, opts, deps);
+      } catch (err) {
+        throw configurationError(provider, err, [req.target.apiKey]);
+      }
+      yield* streamMessagesPass(req, { client: client as unknown as MessagesClient, provider, secrets: [req.target.apiKey] }, opts);
+    },
+  };
+}
