@@ -1,0 +1,234 @@
+// Redis-only tests on top of the shared contract: key layout, connections, presence across
+// instances, retention TTLs, binary safety.
+import { randomUUID } from "node:crypto";
+import { createRequire } from "node:module";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestKeys, type Bus, type RequestRef } from "../src/index.js";
+import { CONTRACT_OPTIONS } from "./contract.js";
+import { REDIS_URL, deleteKeys, openBus, uniquePrefix, waitFor } from "./redis-harness.js";
+
+const calculateSlot = createRequire(import.meta.url)("cluster-key-slot") as (key: string) => number;
+const prefix = uniquePrefix("infra");
+const bytes = (s: string) => new TextEncoder().encode(s);
+const ref = (requestId = randomUUID()): RequestRef => ({ tenantId: "default", requestId });
+
+function allKeys(r: RequestRef, generation: number): string[] {
+  const k = requestKeys(prefix, r);
+  return [k.seq, k.readers, k.left, k.channel, ...Object.values(k.generation(generation))];
+}
+
+describe("Redis bus: infrastructure", () => {
+  let admin: Redis;
+  let a: { bus: Bus; name: string };
+  let b: { bus: Bus; name: string };
+
+  beforeAll(() => {
+    admin = new Redis(REDIS_URL);
+    a = openBus(prefix, CONTRACT_OPTIONS);
+    b = openBus(prefix, CONTRACT_OPTIONS);
+  });
+  afterAll(async () => {
+    await Promise.all([a.bus.close(), b.bus.close()]);
+    await deleteKeys(admin, prefix);
+    await admin.quit();
+  });
+
+  it("maps every key and the wake channel of a request to one cluster slot", () => {
+    for (const r of [ref(), { tenantId: "t{1}", requestId: "r}:{x" }, { tenantId: "a:b", requestId: "}" }]) {
+      const slots = new Set([1, 2, 7].flatMap((g) => allKeys(r, g)).map(calculateSlot));
+      expect(slots.size).toBe(1);
+      expect(calculateSlot(requestKeys(prefix, r).seq)).toBe(calculateSlot(requestKeys(prefix, r).tag.slice(1, -1)));
+    }
+  });
+
+  it("escapes ids so braces and colons can neither break the tag nor make two requests collide", async () => {
+    const x = { tenantId: "a:b", requestId: "c" };
+    const y = { tenantId: "a", requestId: "b:c" };
+    expect(requestKeys(prefix, x).tag).not.toBe(requestKeys(prefix, y).tag);
+    const z = { tenantId: "t}", requestId: "{r" };
+    expect(requestKeys(prefix, z).tag).toBe("{t%7D:%7Br}");
+    await a.bus.appendInput(x, 1n, bytes("x"), {});
+    await a.bus.appendInput(z, 1n, bytes("z"), {});
+    expect(await a.bus.readInput(y, 1, 0)).toEqual([]);
+    expect((await b.bus.readInput(z, 1, 0)).map((e) => new TextDecoder().decode(e.payload))).toEqual(["z"]);
+    expect(() => requestKeys("bad{prefix", x)).toThrow(/braces/);
+  });
+
+  it("keeps payloads, frames, end details and snapshots byte-exact", async () => {
+    const r = ref();
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const invalidUtf8 = new Uint8Array([0xff, 0xfe, 0xc3, 0x28, 0x00, 0xed, 0xa0, 0x80]);
+    await a.bus.appendInput(r, 2n, invalidUtf8, {});
+    await a.bus.appendInput(r, 1n, all, {});
+    expect((await b.bus.readInput(r, 1, 0)).map((e) => [...e.payload])).toEqual([[...all], [...invalidUtf8]]);
+    const e = await b.bus.claim(r, 1);
+    await b.bus.appendOutput(r, 1, e, [invalidUtf8, all, new Uint8Array(0)], {});
+    await b.bus.saveSnapshot(r, 1, e, all);
+    await b.bus.endOutput(r, 1, e, { ok: false, code: "unavailable", message: "", errorDetails: invalidUtf8 });
+    const read = await a.bus.readOutput(r, 1, 0, 10);
+    expect(read.entries.map((x) => [...x.frame])).toEqual([[...invalidUtf8], [...all], []]);
+    expect(read.end).toEqual({ ok: false, code: "unavailable", message: "", errorDetails: invalidUtf8 });
+    expect([...(await a.bus.loadSnapshot(r, 1))!]).toEqual([...all]);
+  });
+
+  it("stores seqnos of any int64 that bypasses ordering exactly", async () => {
+    const r = ref();
+    await a.bus.appendInput(r, -9223372036854775808n, bytes("min"), {});
+    await a.bus.appendInput(r, 1n, bytes("one"), {});
+    expect((await a.bus.readInput(r, 1, 0)).map((e) => e.seqno)).toEqual([-9223372036854775808n, 1n]);
+    const far = await a.bus.appendInput(r, 9223372036854775807n, bytes("far"), {});
+    expect(far).toMatchObject({ status: "beyond_window", nextSeqno: 2n });
+  });
+
+  it("wakes a watcher on another bus instance (another replica) for input, output and end", async () => {
+    const r = ref();
+    const wakes = { input: 0, output: 0 };
+    const stopIn = b.bus.watchInput(r, () => wakes.input++);
+    const stopOut = b.bus.watch(r, () => wakes.output++);
+    // The subscription is confirmed with a wake-up of its own; count from there.
+    await waitFor(() => wakes.input > 0 && wakes.output > 0);
+    const base = { ...wakes };
+    await a.bus.appendInput(r, 1n, bytes("x"), {});
+    await waitFor(() => wakes.input > base.input);
+    const e = await a.bus.claim(r, 1);
+    const afterInput = wakes.output;
+    await a.bus.appendOutput(r, 1, e, [bytes("f")], {});
+    await waitFor(() => wakes.output > afterInput);
+    const afterOutput = wakes.output;
+    await a.bus.endOutput(r, 1, e, { ok: true });
+    await waitFor(() => wakes.output > afterOutput);
+    stopIn();
+    stopOut();
+  });
+
+  it("subscribes once per request and unsubscribes when the last local listener leaves", async () => {
+    const r = ref();
+    const channel = requestKeys(prefix, r).channel;
+    const numsub = async () => Number((await admin.pubsub("NUMSUB", channel))[1]);
+    let second = 0;
+    const stop1 = a.bus.watch(r, () => undefined);
+    const stop2 = a.bus.watchInput(r, () => second++);
+    await waitFor(async () => (await numsub()) === 1);
+    stop1();
+    const before = second;
+    await b.bus.appendInput(r, 1n, bytes("x"), {});
+    await waitFor(() => second > before);
+    expect(await numsub()).toBe(1);
+    stop2();
+    await waitFor(async () => (await numsub()) === 0);
+  });
+
+  it("keeps two connections per bus instance while 500 requests are watched", async () => {
+    const listed = async (name: string): Promise<string[]> =>
+      String(await admin.call("CLIENT", "LIST"))
+        .split("\n")
+        .filter((line) => line.includes(` name=${name}:`));
+    const probe = openBus(prefix, CONTRACT_OPTIONS);
+    try {
+      const refs = Array.from({ length: 500 }, () => ref());
+      let woken = 0;
+      const stops = refs.flatMap((r) => [probe.bus.watch(r, () => woken++), probe.bus.watchInput(r, () => undefined)]);
+      // Every channel is subscribed (each confirmation wakes its output watcher once).
+      await waitFor(() => woken >= 500);
+      const channels = await admin.pubsub("CHANNELS", `${prefix}:wake:*`);
+      expect(channels.length).toBeGreaterThanOrEqual(500);
+      const lines = await listed(probe.name);
+      expect(lines).toHaveLength(2);
+      expect(lines.some((l) => l.includes(`name=${probe.name}:cmd `))).toBe(true);
+      expect(lines.some((l) => l.includes(`name=${probe.name}:sub `))).toBe(true);
+      // Live reads on all of them still go through the same two connections.
+      await Promise.all(refs.slice(0, 100).map((r) => probe.bus.readOutput(r, 1, 0, 10)));
+      expect(await listed(probe.name)).toHaveLength(2);
+      for (const stop of stops) stop();
+    } finally {
+      await probe.bus.close();
+    }
+    await waitFor(async () => (await listed(probe.name)).length === 0);
+  });
+
+  it("shares reader presence across instances and lets a dead replica's readers expire", async () => {
+    const r = ref();
+    const replica = openBus(prefix, CONTRACT_OPTIONS);
+    const leaveA = await a.bus.addReader(r, "on-a", 10_000);
+    await replica.bus.addReader(r, "on-dead-replica", 300);
+    expect(await b.bus.readerPresence(r)).toMatchObject({ readers: 2 });
+    // The replica dies without removing its reader: no refresh, the member expires.
+    await replica.bus.close();
+    await waitFor(async () => (await b.bus.readerPresence(r)).readers === 1);
+    await leaveA();
+    const p = await b.bus.readerPresence(r);
+    expect(p.readers).toBe(0);
+    expect(p.lastLeftAt).toBeGreaterThan(0);
+  });
+
+  it("counts a vanished replica's last reader as left at its expiry", async () => {
+    const r = ref();
+    const replica = openBus(prefix, CONTRACT_OPTIONS);
+    await replica.bus.addReader(r, "only", 300);
+    await replica.bus.close();
+    const p = await waitFor(async () => {
+      const x = await a.bus.readerPresence(r);
+      return x.readers === 0 ? x : undefined;
+    });
+    expect(p.lastLeftAt).toBeGreaterThan(0);
+  });
+
+  it("refreshes a present reader before its TTL passes", async () => {
+    const r = ref();
+    const readers = requestKeys(prefix, r).readers;
+    const leave = await a.bus.addReader(r, "live", 300);
+    const first = Number(await admin.zscore(readers, "live"));
+    // Wait until Redis time is past the first expiry: only refreshes keep the reader present.
+    await waitFor(async () => {
+      const [sec, usec] = await admin.time();
+      return Number(sec) * 1000 + Math.floor(Number(usec) / 1000) > first + 50;
+    });
+    expect((await b.bus.readerPresence(r)).readers).toBe(1);
+    await leave();
+    expect((await b.bus.readerPresence(r)).readers).toBe(0);
+  });
+
+  it("puts a TTL on every key of an ended generation and on the sequence state", async () => {
+    const long = openBus(prefix, { ...CONTRACT_OPTIONS, finishedRetentionMs: 60_000, sequenceStateTtlMs: 120_000 });
+    try {
+      const r = ref();
+      await long.bus.appendInput(r, 1n, bytes("a"), {});
+      await long.bus.appendInput(r, 3n, bytes("buffered forever"), {});
+      const e = await long.bus.claim(r, 1);
+      await long.bus.appendOutput(r, 1, e, [bytes("f")], {});
+      await long.bus.saveSnapshot(r, 1, e, bytes("s"));
+      const k = requestKeys(prefix, r);
+      const g = k.generation(1);
+      expect(await admin.pttl(k.seq)).toBe(-1);
+      expect(await admin.pttl(g.output)).toBe(-1);
+      await long.bus.endOutput(r, 1, e, { ok: true });
+      for (const key of [g.input, g.buffered, g.output, g.end, g.epoch, g.snapshot]) {
+        const ttl = await admin.pttl(key);
+        expect(ttl, key).toBeGreaterThan(0);
+        expect(ttl, key).toBeLessThanOrEqual(60_000);
+      }
+      expect(await admin.pttl(k.seq)).toBeGreaterThan(60_000);
+      // A late append into the ended generation does not create an immortal key.
+      expect(await long.bus.appendInput(r, 2n, bytes("late"), {})).toMatchObject({ generation: 1 });
+      const keys: string[] = [];
+      let cursor = "0";
+      do {
+        const [next, found] = await admin.scan(cursor, "MATCH", `${k.base}:*`, "COUNT", 100);
+        cursor = next;
+        keys.push(...found);
+      } while (cursor !== "0");
+      for (const key of keys) expect(await admin.pttl(key), key).toBeGreaterThan(0);
+    } finally {
+      await long.bus.close();
+    }
+  });
+
+  it("refuses claims of generations that do not exist", async () => {
+    const r = ref();
+    await expect(a.bus.claim(r, 1)).rejects.toThrow(/does not exist/);
+    await a.bus.appendInput(r, 1n, bytes("x"), {});
+    await expect(a.bus.claim(r, 2)).rejects.toThrow(/does not exist/);
+    expect(await a.bus.appendOutput(r, 2, 0, [bytes("x")], {})).toEqual({ ok: false, reason: "fenced" });
+  });
+});
