@@ -5,6 +5,8 @@ export { createOpenAIResponsesAdapter, type OpenAIResponsesAdapterDeps } from ".
 export { normalizeResponsesUsage } from "./openai-responses/usage.js";
 export { createAnthropicAdapter, type AnthropicAdapterDeps } from "./anthropic/adapter.js";
 export { THINKING_BUDGETS } from "./anthropic/request.js";
+export { createAzureOpenAIAdapter, type AzureOpenAIAdapterDeps } from "./azure-openai/adapter.js";
+export { createProviderAdapter, type ProviderAdapterDeps } from "./factory.js";
 export { createBedrockAdapter, BEDROCK_ANTHROPIC_VERSION, type BedrockAdapterDeps } from "./bedrock/adapter.js";
 export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
