@@ -55,3 +55,16 @@ describe("end-stream", () => {
     expect(parsed.errorDetails[0]?.details?.title).toBe("t");
   });
 });
+
+describe("unknown fields", () => {
+  it("are preserved through decode and encode (newer clients' fields are never rejected)", async () => {
+    const { fromBinary, toBinary } = await import("@bufbuild/protobuf");
+    const { AgentRunRequestSchema } = await import("../src/index.js");
+    // run_id (25) = "r", then field 33 (a newer client's field) as a varint.
+    const bytes = new Uint8Array([0xca, 0x01, 0x01, 0x72, 0x88, 0x02, 0x07]);
+    const msg = fromBinary(AgentRunRequestSchema, bytes);
+    expect(msg.runId).toBe("r");
+    expect(msg.$unknown?.map((u) => u.no)).toEqual([33]);
+    expect(toBinary(AgentRunRequestSchema, msg)).toEqual(bytes);
+  });
+});
