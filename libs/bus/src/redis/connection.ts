@@ -54,12 +54,25 @@ export function openConnection(target: RedisConnectionOptions | string, tuning: 
     autoResubscribe: false,
     // A subscriber command while disconnected fails; the "ready" handler subscribes again.
     enableOfflineQueue: !subscriber,
+    // Never resend a command whose reply was lost: it may have run (append-output is not
+    // idempotent, so a resend could duplicate frames). See the close handler below.
+    autoResendUnfulfilledCommands: false,
     lazyConnect: false,
   };
   const redis = typeof target === "string" ? new Redis(target, options) : new Redis(options);
   // Without a listener an "error" event would be reported as unhandled; connection errors are
   // expected during outages and surface to callers as BusUnavailableError.
   redis.on("error", tuning.onError);
+  if (!subscriber) {
+    // Commands sent but unanswered when the connection dropped may or may not have run. Fail
+    // them now as unavailable (the outcome is unknown to the caller, exactly as with a timeout)
+    // instead of letting them hang until the command timeout. "close" is emitted
+    // on the next tick, before any reconnect (a timer) can queue new commands.
+    redis.on("close", () => {
+      const lost = new Error("connection to Redis lost before the reply");
+      for (let item = redis.commandQueue.shift(); item; item = redis.commandQueue.shift()) item.command.reject(lost);
+    });
+  }
   return redis;
 }
 
