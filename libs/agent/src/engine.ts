@@ -5,12 +5,20 @@ import {
 } from "@byok/providers";
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
-  runErrorFromProvider, step, type Effect, type RunError, type RunEvent, type RunStart, type RunState,
+  readRunStart, resumeRunState, runErrorFromProvider, step, type Effect, type RunError, type RunEvent, type RunStart,
+  type RunState,
 } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
 import { EventQueue } from "./event-queue.js";
 import { chatItemsFromHistory } from "./history.js";
+import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "./snapshot.js";
+
+/** A queued event, with the input entry it came from (for snapshots). */
+interface QueuedEvent {
+  ev: RunEvent;
+  inputIndex?: number;
+}
 
 export type TargetResolution = { ok: true; targets: ProviderTarget[] } | { ok: false; error: RunError };
 
@@ -51,9 +59,13 @@ export function createRunEngine(deps: RunEngineDeps): RunEngine {
 /** One generation's run: the actor that owns the state machine and its I/O. */
 class GenerationRun {
   private state: RunState;
-  private readonly queue = new EventQueue<RunEvent>();
+  private readonly queue = new EventQueue<QueuedEvent>();
+  /** Input entries whose events the state machine has processed (what a snapshot may claim). */
+  private processedInput = 0;
   private epoch = 0;
   private inputIndex = 0;
+  private runRequestIndex: number | undefined;
+  private outputFrames = 0;
   private pendingFrames: Uint8Array[] = [];
   private lost = false;
   private readonly startedAt = Date.now();
@@ -86,7 +98,10 @@ class GenerationRun {
     try {
       await otelContext.with(ctx, async () => {
         this.traceCarrier = injectTraceContext();
+        const info = await bus.latestGeneration(this.ref);
+        if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         this.epoch = await bus.claim(this.ref, this.generation);
+        await this.restore();
         const stopInput = bus.watchInput(this.ref, () => void this.pumpInput());
         const presence = setInterval(() => void this.checkPresence(), this.deps.timers.presenceCheckMs);
         presence.unref();
@@ -117,13 +132,74 @@ class GenerationRun {
     while (this.state.phase !== "ended" && !this.lost) {
       const events = await this.queue.take();
       if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
-      for (const ev of events) {
+      for (const { ev, inputIndex } of events) {
         if (this.state.phase === "ended" || this.lost) break;
+        if (inputIndex !== undefined) this.processedInput = inputIndex + 1;
         const r = step(this.state, ev);
         this.state = r.state;
         for (const eff of r.effects) await this.execute(eff);
       }
       await this.flush();
+      if (this.state.phase !== "ended" && !this.lost) await this.saveSnapshot();
+    }
+  }
+
+  /** Takeover: rebuild the run from the previous owner's snapshot, then re-run a cut model call. */
+  private async restore(): Promise<void> {
+    const snap = decodeSnapshot(await this.deps.bus.loadSnapshot(this.ref, this.generation));
+    if (!snap) return;
+    let run: RunStart | undefined;
+    if (snap.runRequestIndex !== undefined) {
+      const entry = (await this.deps.bus.readInput(this.ref, this.generation, snap.runRequestIndex))[0];
+      const decoded = entry && decodeClientMessage(entry.payload);
+      if (decoded?.ok && decoded.message.message.case === "runRequest") run = readRunStart(decoded.message.message.value, this.ref.requestId);
+    }
+    this.state = resumeRunState(this.ref.requestId, this.generation, { ...snap, run });
+    this.inputIndex = snap.inputIndex;
+    this.processedInput = snap.inputIndex;
+    this.runRequestIndex = snap.runRequestIndex;
+    this.outputFrames = snap.outputFrames;
+    this.retries = snap.retries;
+    this.targetIndex = snap.targetIndex;
+    this.log.warn({ phase: snap.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
+    if (this.state.phase === "model_call" && run) {
+      // The provider stream of the previous owner is gone: re-run the pass from stored history.
+      const res = this.deps.resolveTargets(run, this.ref.tenantId);
+      if (res.ok) this.targets = res.targets;
+      for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
+      this.queue.push({
+        ev: {
+          type: "model_retry",
+          notice: "\n\n[the gateway moved this run to another worker; continuing from the last saved point …]\n\n",
+          usage: undefined,
+        },
+      });
+    }
+  }
+
+  private async saveSnapshot(): Promise<void> {
+    const s = this.state;
+    const c = s.current;
+    const snap: RunSnapshot = {
+      v: 1,
+      inputIndex: this.processedInput,
+      runRequestIndex: this.runRequestIndex,
+      phase: s.phase,
+      modelCalls: s.modelCalls,
+      attempt: s.attempt,
+      steps: s.steps,
+      usage: s.usage,
+      current: c && {
+        modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
+        reasoning: [...c.reasoning], toolCalls: [...c.toolCalls], outputStarted: c.outputStarted,
+      },
+      outputFrames: this.outputFrames,
+      retries: this.retries,
+      targetIndex: this.targetIndex,
+    };
+    if (!(await this.deps.bus.saveSnapshot(this.ref, this.generation, this.epoch, encodeSnapshot(snap)))) {
+      this.lost = true;
+      this.model?.controller.abort();
     }
   }
 
@@ -138,7 +214,9 @@ class GenerationRun {
         this.log.warn({ index: e.index }, "undecodable input entry skipped");
         continue;
       }
-      this.queue.push({ type: "client", event: classifyClientMessage(decoded.message) });
+      const event = classifyClientMessage(decoded.message);
+      if (event.kind === "run_request" && this.runRequestIndex === undefined) this.runRequestIndex = e.index;
+      this.queue.push({ ev: { type: "client", event }, inputIndex: e.index });
     }
   }
 
@@ -148,7 +226,7 @@ class GenerationRun {
       const p = await this.deps.bus.readerPresence(this.ref);
       if (p.readers > 0) return;
       const since = p.lastLeftAt ?? this.startedAt;
-      if (Date.now() - since > this.deps.timers.reconnectGraceMs) this.queue.push({ type: "reader_gone" });
+      if (Date.now() - since > this.deps.timers.reconnectGraceMs) this.queue.push({ ev: { type: "reader_gone" } });
     } catch (err) {
       this.log.warn({ err }, "reader presence check failed");
     }
@@ -193,14 +271,17 @@ class GenerationRun {
     const frames = this.pendingFrames;
     this.pendingFrames = [];
     const res = await this.deps.bus.appendOutput(this.ref, this.generation, this.epoch, frames, this.traceCarrier);
-    if (res.ok) return;
+    if (res.ok) {
+      this.outputFrames = res.nextIndex;
+      return;
+    }
     if (res.reason === "fenced" || res.reason === "ended") {
       // Another worker owns the generation now: stop without touching anything.
       this.lost = true;
       this.model?.controller.abort();
       this.log.warn({ reason: res.reason }, "lost ownership of the run");
     } else {
-      this.queue.push({ type: "output_cap", limit: res.limit });
+      this.queue.push({ ev: { type: "output_cap", limit: res.limit } });
     }
   }
 
@@ -215,7 +296,8 @@ class GenerationRun {
         generation: this.generation,
         turn: 0,
         kind: e.kind,
-        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? "user")}:${this.state.attempt}:${i}` },
+        // Idempotent per (kind, model call, attempt): a new owner may re-append what the old one stored.
+        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
         interrupted: e.interrupted,
       })),
     );
@@ -230,7 +312,7 @@ class GenerationRun {
       await this.deps.store.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });
       const res = this.deps.resolveTargets(run, this.ref.tenantId);
       if (!res.ok) {
-        this.queue.push({ type: "run_refused", error: res.error });
+        this.queue.push({ ev: { type: "run_refused", error: res.error } });
         return;
       }
       this.targets = res.targets;
@@ -239,7 +321,7 @@ class GenerationRun {
     }
     const target = this.targets[this.targetIndex];
     if (!target) {
-      this.queue.push({ type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } });
+      this.queue.push({ ev: { type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } } });
       return;
     }
     const history = await this.deps.store.listHistory(this.ref.tenantId, run.conversationId);
@@ -270,7 +352,7 @@ class GenerationRun {
       for await (const ev of adapter.stream({ ...req, target, tools: [], signal: controller.signal })) {
         if (!live()) return;
         sawEvent = true;
-        this.queue.push({ type: "model", event: ev, nowMs: Date.now() });
+        this.queue.push({ ev: { type: "model", event: ev, nowMs: Date.now() } });
       }
       span.setStatus({ code: SpanStatusCode.OK });
     } catch (err) {
@@ -294,19 +376,21 @@ class GenerationRun {
         this.targetIndex++;
         this.retries = { connect: 0, stream: 0 };
         this.log.warn({ from: target.kind, to: this.targets[this.targetIndex]?.kind }, "failing over to the next target");
-        this.queue.push({ type: "model_retry", notice: "", usage: e.partialUsage });
+        this.queue.push({ ev: { type: "model_retry", notice: "", usage: e.partialUsage } });
         return;
       }
-      this.queue.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource), usage: e.partialUsage });
+      this.queue.push({ ev: { type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource), usage: e.partialUsage } });
       return;
     }
     this.retries[phase]++;
     await sleep(decision.delayMs, controller.signal);
     if (controller.signal.aborted) return;
     this.queue.push({
-      type: "model_retry",
-      notice: `\n\n[connection to the model was interrupted; reconnecting ${decision.retryNumber}/${decision.maxRetries} …]\n\n`,
-      usage: e.partialUsage,
+      ev: {
+        type: "model_retry",
+        notice: `\n\n[connection to the model was interrupted; reconnecting ${decision.retryNumber}/${decision.maxRetries} …]\n\n`,
+        usage: e.partialUsage,
+      },
     });
   }
 }

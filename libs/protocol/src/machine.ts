@@ -89,13 +89,13 @@ function checkpointOf(s: RunState, steps: TurnView["steps"]): AgentServerMessage
 }
 
 /** Steps and history of the current attempt's output so far. */
-function attemptOutput(t: AttemptTranslation): { steps: TurnView["steps"]; assistant: Record<string, unknown> | undefined } {
+function attemptOutput(t: AttemptTranslation, attempt: number): { steps: TurnView["steps"]; assistant: Record<string, unknown> | undefined } {
   const steps: TurnView["steps"] = [];
   if (t.thinkingText) steps.push({ kind: "thinking", text: t.thinkingText, durationMs: t.thinkingMs });
   if (t.text) steps.push({ kind: "assistant", text: t.text });
   const has = t.text || t.reasoning.length > 0 || t.toolCalls.length > 0;
   const assistant = has
-    ? { text: t.text, reasoning: t.reasoning, toolCalls: t.toolCalls, modelCallId: t.modelCallId }
+    ? { text: t.text, reasoning: t.reasoning, toolCalls: t.toolCalls, modelCallId: t.modelCallId, attempt }
     : undefined;
   return { steps, assistant };
 }
@@ -110,7 +110,7 @@ function endInterrupted(s: RunState, decision: EndDecision, abort: boolean): { s
   if (abort) effects.push({ type: "abort_model_call" });
   let steps = s.steps;
   if (s.current && s.run) {
-    const out = attemptOutput(s.current);
+    const out = attemptOutput(s.current, s.attempt);
     steps = [...steps, ...out.steps];
     if (out.assistant) effects.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
     effects.push({ type: "emit", frames: [checkpointOf(s, steps)] });
@@ -130,7 +130,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       const next = { ...s, current: r.t };
       if (ev.event.type !== "completed") return { state: next, effects };
       // The pass completed: final checkpoint, turn_ended with usage summed over attempts, end {}.
-      const out = attemptOutput(r.t);
+      const out = attemptOutput(r.t, s.attempt);
       const usage = addUsage(s.usage, ev.event.usage);
       const steps = [...s.steps, ...out.steps];
       const done: RunState = { ...next, usage, steps, current: undefined };
@@ -141,7 +141,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "model_retry": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
       const effects: Effect[] = [];
-      const out = attemptOutput(s.current);
+      const out = attemptOutput(s.current, s.attempt);
       // Output the client already saw stays in history, marked interrupted; the re-run starts
       // from stored history, after a notice that tells the user what happened.
       if (out.assistant) effects.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
@@ -212,4 +212,29 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
     default:
       return { state: s, effects: [{ type: "log", level: "info", message: "client message branch not handled yet", fields: { kind: e.kind } }] };
   }
+}
+
+/** What a new owner restores after a takeover (see libs/agent snapshot). */
+export interface RunResume {
+  phase: Phase;
+  run: RunStart | undefined;
+  modelCalls: number;
+  attempt: number;
+  steps: TurnView["steps"];
+  usage: Usage;
+  current: Omit<AttemptTranslation, "thinkingSince" | "completed"> | undefined;
+}
+
+/** Rebuilds the state a previous owner had; time-bound fields (open thinking) restart closed. */
+export function resumeRunState(requestId: string, generation: number, r: RunResume): RunState {
+  return {
+    ...initialRunState(requestId, generation),
+    phase: r.phase,
+    run: r.run,
+    modelCalls: r.modelCalls,
+    attempt: r.attempt,
+    steps: r.steps,
+    usage: r.usage,
+    current: r.current ? { ...r.current, thinkingSince: undefined, completed: undefined } : undefined,
+  };
 }

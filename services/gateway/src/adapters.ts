@@ -1,6 +1,8 @@
-import { createOpenAIChatAdapter, type ProviderAdapter, type ProviderKind } from "@byok/providers";
+import { createProviderAdapter, type ProviderAdapter, type ProviderKind } from "@byok/providers";
 
-/** The provider adapters this build ships, by kind. */
-export function createProviderAdapters(): Partial<Record<ProviderKind, ProviderAdapter>> {
-  return { "openai-chat": createOpenAIChatAdapter() };
+const KINDS: ProviderKind[] = ["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"];
+
+/** One adapter per provider kind, built once per process. */
+export function createProviderAdapters(): Record<ProviderKind, ProviderAdapter> {
+  return Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k)])) as Record<ProviderKind, ProviderAdapter>;
 }

@@ -4,7 +4,7 @@ import { createInProcessDispatcher, createRunEngine, createTargetResolver } from
 import { createMemoryBus, type Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { createIngressHandler, createOpenAuthenticator } from "@byok/ingress";
-import { ProviderError, retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
+import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger, createMetrics, registerSecret, type Logger } from "@byok/telemetry";
 import { createProviderAdapters } from "./adapters.js";
@@ -49,8 +49,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const engine = createRunEngine({
     bus,
     store,
-    adapterFor: (kind: ProviderKind): ProviderAdapter =>
-      adapters[kind] ?? unavailableAdapter(kind),
+    adapterFor: (kind: ProviderKind): ProviderAdapter => adapters[kind],
     resolveTargets: createTargetResolver({
       routes: config.file.routes,
       env: opts.env ?? process.env,
@@ -94,16 +93,6 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       await dispatcher.close();
       await bus.close();
       await store.close();
-    },
-  };
-}
-
-function unavailableAdapter(kind: ProviderKind): ProviderAdapter {
-  return {
-    kind,
-    // eslint-disable-next-line require-yield
-    async *stream() {
-      throw new ProviderError("invalid_request", `Provider kind ${kind} is not available in this gateway build.`);
     },
   };
 }

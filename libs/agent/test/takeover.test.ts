@@ -1,0 +1,102 @@
+// Takeover without loss at the engine level: the first owner stops mid-stream (as a dead worker
+// would), a second owner claims the generation, restores the snapshot and re-runs the cut pass
+// after a notice, never re-emitting frames the client already has.
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryBus, type Bus } from "@byok/bus";
+import { retryPolicy } from "@byok/providers";
+import { createProviderAdapter } from "@byok/providers";
+import { createStore, type Store } from "@byok/store";
+import { createLogger } from "@byok/telemetry";
+import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
+import { createRunEngine, createTargetResolver, type RunEngine } from "../src/index.js";
+
+function describeFrame(m: AgentServerMessage): string {
+  if (m.message.case !== "interactionUpdate") return String(m.message.case);
+  const u = m.message.value.message;
+  if (u.case === "textDelta") return `${u.value.isServerNotice ? "notice" : "text"}:${u.value.text.trim()}`;
+  return String(u.case);
+}
+
+async function waitFor(fn: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("takeover of a live run", () => {
+  let sim: Simulator;
+  let bus: Bus;
+  let store: Store;
+  let engine: () => RunEngine;
+
+  beforeAll(async () => {
+    sim = await startSimulator();
+    bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
+    store = await createStore({ driver: "pglite" });
+    const resolveTargets = createTargetResolver({
+      routes: [{ modelId: "m", targets: [{ provider: "openai-chat", model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-takeover-test-key" }] }],
+      env: {},
+      allowPrivateBaseUrls: true,
+      baseUrlAllowList: [],
+    });
+    engine = () =>
+      createRunEngine({
+        bus,
+        store,
+        adapterFor: (k) => createProviderAdapter(k),
+        resolveTargets,
+        retryPolicy: retryPolicy({ baseDelayMs: 5 }),
+        timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000 },
+        logger: createLogger({ service: "test", level: "silent" }),
+      });
+  });
+  afterAll(async () => {
+    await bus.close();
+    await store.close();
+    await sim.close();
+  });
+
+  it("continues on the new owner with a notice between the attempts and fences the old one", async () => {
+    sim.enqueue(
+      { text: ["first-a ", "first-b ", "first-c ", "first-d"], chunkDelayMs: 150, usage: { inputTokens: 5, outputTokens: 4 } },
+      { text: ["second attempt"], usage: { inputTokens: 6, outputTokens: 2 } },
+    );
+    const ref = { tenantId: "t", requestId: "takeover-1" };
+    const msg = runRequestMessage({ text: "go", conversationId: "c-takeover", modelId: "m" });
+    const appended = await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+    expect(appended).toMatchObject({ status: "accepted", generation: 1 });
+
+    const first = new AbortController();
+    const firstRun = engine().runGeneration(ref, 1, first.signal);
+    await waitFor(async () => {
+      const out = await bus.readOutput(ref, 1, 0, 100);
+      return out.entries.some((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:"));
+    });
+    first.abort(); // the first owner stops mid-stream (its provider stream is cut)
+    await firstRun;
+    const seenBefore = (await bus.readOutput(ref, 1, 0, 100)).entries.length;
+    expect(await bus.latestGeneration(ref)).toEqual({ generation: 1, ended: false });
+
+    await engine().runGeneration(ref, 1);
+    const out = await bus.readOutput(ref, 1, 0, 1000);
+    expect(out.end).toEqual({ ok: true });
+    const frames = out.entries.map((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)));
+    const noticeAt = frames.findIndex((f) => f.startsWith("notice:"));
+    expect(noticeAt).toBeGreaterThanOrEqual(seenBefore); // nothing the client had was re-emitted
+    expect(frames.slice(0, noticeAt).filter((f) => f.startsWith("text:")).every((f) => f.startsWith("text:first-"))).toBe(true);
+    expect(frames.slice(noticeAt + 1)).toEqual(["text:second attempt", "conversationCheckpointUpdate", "turnEnded"]);
+    expect(new Set(out.entries.map((e) => e.index)).size).toBe(out.entries.length);
+
+    // The old owner's epoch (1) is fenced.
+    expect(await bus.appendOutput(ref, 1, 1, [new Uint8Array([1])], {})).toMatchObject({ ok: false });
+
+    // History: the cut partial answer is kept, marked interrupted, and left out of the re-run's prompt.
+    const history = await store.listHistory("t", "c-takeover");
+    expect(history.map((h) => [h.kind, h.interrupted])).toEqual([["user", false], ["assistant", true], ["assistant", false]]);
+    expect(JSON.stringify(sim.requests[1]!.body)).not.toContain("first-a");
+  });
+});
