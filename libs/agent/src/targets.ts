@@ -24,7 +24,7 @@ function toRoutes(routes: readonly RouteConfig[]): Route[] {
       kind: t.provider,
       model: t.model,
       ...(t.baseUrl ? { baseUrl: t.baseUrl } : {}),
-      credentials: { source: "gateway" as const, ref: credentialRef(ri, ti) },
+      credentials: t.credentials === "client" ? { source: "client" as const } : { source: "gateway" as const, ref: credentialRef(ri, ti) },
       ...(t.contextWindow ? { contextWindow: t.contextWindow } : {}),
       ...(t.maxOutputTokens ? { maxOutputTokens: t.maxOutputTokens } : {}),
       ...(t.options ? { options: t.options } : {}),

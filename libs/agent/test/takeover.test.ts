@@ -38,7 +38,7 @@ describe("takeover of a live run", () => {
     bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
     store = await createStore({ driver: "pglite" });
     const resolveTargets = createTargetResolver({
-      routes: [{ modelId: "m", targets: [{ provider: "openai-chat", model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-takeover-test-key" }] }],
+      routes: [{ modelId: "m", targets: [{ provider: "openai-chat", model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-takeover-test-key", credentials: "gateway" }] }],
       env: {},
       allowPrivateBaseUrls: true,
       baseUrlAllowList: [],

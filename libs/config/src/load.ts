@@ -2,13 +2,15 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { ConfigFileSchema, LimitsSchema, TimersSchema, type ConfigFile, type Limits, type Timers } from "./schema.js";
+import {
+  ConfigFileSchema, DistributedSchema, LimitsSchema, TimersSchema, type ConfigFile, type DistributedConfig, type Limits, type Timers,
+} from "./schema.js";
 
 export type Mode = "embedded" | "distributed";
 
 export type StoreConfig =
   | { driver: "pglite"; dataDir: string | undefined }
-  | { driver: "postgres"; url: string };
+  | { driver: "postgres"; url: string; schema?: string };
 
 /** The validated configuration of one gateway process. Built once at start-up by loadConfig. */
 export interface GatewayConfig {
@@ -21,6 +23,8 @@ export interface GatewayConfig {
   limits: Limits;
   store: StoreConfig;
   redisUrl: string | undefined;
+  /** Redis bus, run queue and worker settings (used in distributed mode; defaults otherwise). */
+  distributed: DistributedConfig;
   /** Client-sent base URLs on loopback/private/link-local addresses are allowed (embedded default). */
   allowPrivateBaseUrls: boolean;
   /** Optional allow-list of client base URL hosts; empty = any public host. */
@@ -51,6 +55,8 @@ const EnvSchema = z.object({
   GATEWAY_BASE_URL_ALLOW_LIST: z.string().optional(),
   GATEWAY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GATEWAY_ROUTES_JSON: z.string().optional(),
+  /** Postgres schema of the store (tests isolate themselves with one each). */
+  GATEWAY_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).max(63).optional(),
 });
 
 /** Environment variable for each timer / limit field, e.g. heartbeatMs → GATEWAY_HEARTBEAT_MS. */
@@ -87,6 +93,9 @@ export function loadConfig(
   if (!timers.success) throw new ConfigError(formatIssues("timers", timers.error));
   const limits = LimitsSchema.safeParse(pick(env, LimitsSchema.shape));
   if (!limits.success) throw new ConfigError(formatIssues("limits", limits.error));
+
+  const distributed = DistributedSchema.safeParse(pick(env, DistributedSchema.shape));
+  if (!distributed.success) throw new ConfigError(formatIssues("distributed", distributed.error));
 
   let rawFile: unknown = {};
   if (e.data.GATEWAY_CONFIG_FILE) {
@@ -129,13 +138,17 @@ export function loadConfig(
   let store: StoreConfig;
   if (mode === "distributed") {
     if (!e.data.DATABASE_URL) throw new ConfigError("distributed mode needs DATABASE_URL");
-    if (!e.data.REDIS_URL) throw new ConfigError("distributed mode needs REDIS_URL");
+    if (!e.data.REDIS_URL && !distributed.data.redisClusterNodes) {
+      throw new ConfigError("distributed mode needs REDIS_URL (or GATEWAY_REDIS_CLUSTER_NODES)");
+    }
     store = { driver: "postgres", url: e.data.DATABASE_URL };
   } else {
     store = e.data.DATABASE_URL
       ? { driver: "postgres", url: e.data.DATABASE_URL }
       : { driver: "pglite", dataDir: e.data.GATEWAY_DATA_DIR ?? resolve(".data/pglite") };
   }
+
+  if (store.driver === "postgres" && e.data.GATEWAY_DATABASE_SCHEMA) store.schema = e.data.GATEWAY_DATABASE_SCHEMA;
 
   return {
     mode,
@@ -146,6 +159,7 @@ export function loadConfig(
     limits: limits.data,
     store,
     redisUrl: e.data.REDIS_URL,
+    distributed: distributed.data,
     allowPrivateBaseUrls: e.data.GATEWAY_ALLOW_PRIVATE_BASE_URLS ?? mode === "embedded",
     baseUrlAllowList: (e.data.GATEWAY_BASE_URL_ALLOW_LIST ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     file: file.data,

@@ -32,11 +32,46 @@ export const LimitsSchema = z.object({
   maxInputEntries: z.coerce.number().int().min(10).default(10_000),
 });
 
+/**
+ * Distributed mode: the Redis bus, the BullMQ run queue and the provider workers. Each field
+ * is read from its `envName` variable (e.g. workerConcurrency → GATEWAY_WORKER_CONCURRENCY).
+ * Takeover of a dead worker's run takes about lockDurationMs + stalledIntervalMs (see
+ * docs/distributed.md); tests shorten both.
+ */
+export const DistributedSchema = z.object({
+  /** Prefix of every bus key and channel (no braces: the bus adds the request's hash tag). */
+  redisKeyPrefix: z.string().regex(/^[^{}\s]+$/, "must be non-empty, without braces or spaces").default("byok"),
+  /** Redis Cluster seed nodes `host:port,host:port`; when set, REDIS_URL is not needed. */
+  redisClusterNodes: z
+    .string()
+    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, "must be host:port")).min(1))
+    .optional(),
+  /** BullMQ queue name (no `:`). */
+  queueName: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, _ . - only").default("runs"),
+  /** BullMQ key prefix; must be one hash tag `{...}` so the whole queue lives in one cluster slot. */
+  queuePrefix: z.string().regex(/^\{[^{}:\s]+\}$/, "must be a hash tag like {byok}").default("{byok}"),
+  /** Run generations one worker process executes at once. */
+  workerConcurrency: z.coerce.number().int().min(1).max(10_000).default(256),
+  /** BullMQ job lock; renewed every half of it while the worker lives. */
+  lockDurationMs: ms(5_000),
+  /** How often every worker looks for jobs whose lock expired (stalled) and re-queues them. */
+  stalledIntervalMs: ms(2_000),
+  /** Takeovers of one job after stalls before BullMQ fails it. */
+  maxStalledCount: z.coerce.number().int().min(0).default(5),
+  /** Attempts of a run job whose processor failed (e.g. Redis errors); each retry is a takeover. */
+  jobAttempts: z.coerce.number().int().min(1).default(5),
+  /** Fixed delay before such a retry. */
+  jobBackoffMs: z.coerce.number().int().min(0).default(200),
+});
+
 export const RouteTargetSchema = z.object({
   provider: z.enum(["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"]),
   /** Upstream model id (Azure: the deployment). */
   model: z.string().min(1),
   baseUrl: z.string().url().optional(),
+  /** Whose key the target uses: the gateway's (apiKeyEnv / apiKey) or the Cursor client's own. */
+  credentials: z.enum(["gateway", "client"]).default("gateway"),
   /** Name of the environment variable holding the API key (keeps keys out of the file). */
   apiKeyEnv: z.string().optional(),
   /** Inline API key; prefer apiKeyEnv. */
@@ -61,6 +96,7 @@ export const ConfigFileSchema = z.object({
   routes: z.array(RouteSchema).default([]),
 });
 
+export type DistributedConfig = z.infer<typeof DistributedSchema>;
 export type Timers = z.infer<typeof TimersSchema>;
 export type Limits = z.infer<typeof LimitsSchema>;
 export type RouteConfig = z.infer<typeof RouteSchema>;
