@@ -7,7 +7,11 @@ export type StoreErrorCode =
   /** putBlob: blob_id is not the SHA-256 of the data (or not 32 bytes). Permanent: do not retry. */
   | "blob_hash_mismatch"
   /** A caller broke a documented precondition (e.g. one appendHistory call spanning two conversations). */
-  | "invalid_argument";
+  | "invalid_argument"
+  /** A create hit an existing id (tenant, user, external id). */
+  | "already_exists"
+  /** Credentials were used on a store opened without a key-encryption key. */
+  | "no_kek";
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;

@@ -1,30 +1,70 @@
 /**
- * @byok/store public surface: createStore() and the Store contract. Nothing else in this
- * package is part of the API.
+ * @byok/store public surface: createStore() and the contracts of what it returns. Nothing
+ * else in this package is part of the API.
  */
-import { createDrizzleStore } from "./drizzle-store.js";
+import { createGatewayStore } from "./gateway-store.js";
 import { openPglite } from "./drivers/pglite.js";
 import { openPostgres } from "./drivers/postgres.js";
 import type { StoreOptions } from "./options.js";
-import type { Store } from "./types.js";
+import type { GatewayStore } from "./types.js";
 
-export type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
-export type { StoreOptions } from "./options.js";
+export type { CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
+export type {
+  ApiKeyRecord,
+  ApiKeyRepository,
+  ApiKeyVerification,
+  BudgetLimits,
+  CredentialInfo,
+  CredentialRepository,
+  RateLimits,
+  RetentionPolicy,
+  RouteRepository,
+  StoredCredential,
+  TenantLimits,
+  TenantRecord,
+  TenantRepository,
+  TenantRouteRecord,
+  UserRecord,
+} from "./tenancy/types.js";
+export type {
+  AttemptOutcome,
+  AuditEntry,
+  AuditRecord,
+  AuditRepository,
+  CredentialsSource,
+  DailyUsage,
+  LedgerEntry,
+  LedgerRepository,
+  LedgerRow,
+  NewPrice,
+  PriceRecord,
+  PriceRepository,
+  TokenCounts,
+  UsageQuery,
+  UsageTotals,
+} from "./metering/types.js";
+export type { CommonStoreOptions, StoreOptions } from "./options.js";
 export { StoreError, isStoreError, type StoreErrorCode } from "./errors.js";
 export { knownMigrations } from "./migrations.js";
+export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";
+export { KekError, type KekErrorCode, type KeyEncryptionKey, type SealedSecret } from "./crypto/kek.js";
+export { createAesGcmKek } from "./crypto/aes-gcm.js";
+export { kekFromEnv, KEK_ENV, KEK_VERSION_ENV } from "./crypto/env-kek.js";
+export { loadOrCreateFileKek, KEK_FILE } from "./crypto/file-kek.js";
 
 /**
  * Opens the store and applies every pending migration before resolving, so the returned
- * Store always sees the schema of this build. Rejects (and releases what it opened) if the
+ * store always sees the schema of this build. Rejects (and releases what it opened) if the
  * database is unreachable or a migration fails.
  */
-export async function createStore(opts: StoreOptions): Promise<Store> {
+export async function createStore(opts: StoreOptions): Promise<GatewayStore> {
   switch (opts.driver) {
     case "pglite":
-      return createDrizzleStore(await openPglite(opts.dataDir));
+      return createGatewayStore(await openPglite(opts.dataDir), opts.kek);
     case "postgres":
-      return createDrizzleStore(
+      return createGatewayStore(
         await openPostgres({ url: opts.url, schema: opts.schema, maxConnections: opts.maxConnections }),
+        opts.kek,
       );
   }
 }

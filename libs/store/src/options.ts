@@ -1,5 +1,16 @@
+import type { KeyEncryptionKey } from "./crypto/kek.js";
+
+/** Options every driver shares. */
+export interface CommonStoreOptions {
+  /**
+   * Seals and opens tenant provider credentials (store.credentials). Without it the rest of
+   * the store works and credential calls throw StoreError "no_kek".
+   */
+  kek?: KeyEncryptionKey;
+}
+
 /** How createStore connects. Validated once, when the store is created. */
-export type StoreOptions =
+export type StoreOptions = CommonStoreOptions & (
   | {
       /** Embedded Postgres (WASM) in this process: one connection, no server needed. */
       driver: "pglite";
@@ -20,4 +31,4 @@ export type StoreOptions =
       schema?: string;
       /** Pool size; default 10. */
       maxConnections?: number;
-    };
+    });

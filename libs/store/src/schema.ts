@@ -13,7 +13,6 @@ import {
   bigserial,
   boolean,
   check,
-  customType,
   index,
   integer,
   jsonb,
@@ -23,20 +22,10 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { bytea, createdAt } from "./schema/columns.js";
 
-/**
- * `bytea` as `Uint8Array`. node-postgres returns `Buffer` and PGlite `Uint8Array`; both are
- * normalised to a plain `Uint8Array` so callers and tests see one type.
- */
-const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
-  dataType: () => "bytea",
-  toDriver: (value) => value,
-  fromDriver: (value) =>
-    // A Buffer from node-postgres may be a view into a shared pool slab; copy it out.
-    value.constructor === Uint8Array ? value : new Uint8Array(value),
-});
-
-const createdAt = () => timestamp("created_at", { withTimezone: true, mode: "date" }).notNull().defaultNow();
+export * from "./schema/tenancy.js";
+export * from "./schema/metering.js";
 
 export const conversations = pgTable(
   "conversations",

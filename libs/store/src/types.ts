@@ -3,8 +3,11 @@
  * mode, node-postgres for distributed mode), one contract test suite.
  *
  * Everything is scoped by tenant: no method returns a row of another tenant.
- * Later issues add tables (tenants, keys, ledger, ...) as new migrations and new repositories.
+ * Tenancy and metering live in sibling repositories of GatewayStore (tenancy/types.ts,
+ * metering/types.ts).
  */
+import type { AuditRepository, LedgerRepository, PriceRepository } from "./metering/types.js";
+import type { ApiKeyRepository, CredentialRepository, RouteRepository, TenantRepository } from "./tenancy/types.js";
 
 /** One entry of a conversation's history as the engine replays it to providers. */
 export interface HistoryEntry {
@@ -88,4 +91,18 @@ export interface Store {
   /** Applied migration names, in order (for health and tests). */
   migrations(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/**
+ * What createStore returns: the conversation Store plus the tenancy and metering
+ * repositories, all over the same connection(s) and migrations.
+ */
+export interface GatewayStore extends Store {
+  tenants: TenantRepository;
+  apiKeys: ApiKeyRepository;
+  routes: RouteRepository;
+  credentials: CredentialRepository;
+  prices: PriceRepository;
+  ledger: LedgerRepository;
+  audit: AuditRepository;
 }

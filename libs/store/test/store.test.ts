@@ -2,17 +2,22 @@
  * Runs the Store contract against every driver, then the checks only one driver can make
  * (persistence across reopen, several pools on one schema).
  */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHash, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStore, isStoreError, knownMigrations, type Store } from "../src/index.js";
+import { createAesGcmKek, createStore, isStoreError, knownMigrations, type Store } from "../src/index.js";
 import { storeContract } from "./contract.js";
+import { credentialKekContract, tenancyContract } from "./tenancy-contract.js";
 import { dropSchemas, startTestPostgres, uniqueSchema, type TestPostgres } from "./postgres.js";
+
+const kek = createAesGcmKek(randomBytes(32));
 
 describe("pglite, in memory", () => {
   storeContract("pglite in-memory", () => createStore({ driver: "pglite" }));
+  tenancyContract("pglite in-memory", () => createStore({ driver: "pglite", kek }));
 });
 
 describe("pglite, data dir", () => {
@@ -27,6 +32,25 @@ describe("pglite, data dir", () => {
   });
 
   storeContract("pglite data dir", async () => createStore({ driver: "pglite", dataDir: await newDir() }));
+  tenancyContract("pglite data dir", async () => createStore({ driver: "pglite", dataDir: await newDir(), kek }));
+  let kekDir: Promise<string> | undefined;
+  credentialKekContract("pglite data dir", async (k) => createStore({ driver: "pglite", dataDir: await (kekDir ??= newDir()), kek: k }));
+
+  it("writes no credential plaintext to any file of the data dir", async () => {
+    const dataDir = await newDir();
+    const secret = `sk-plaintext-probe-${randomBytes(12).toString("hex")}`;
+    const store = await createStore({ driver: "pglite", dataDir, kek });
+    await store.credentials.put("t", "openai", { kind: "api_key", apiKey: secret });
+    expect(await store.credentials.get("t", "openai")).toEqual({ kind: "api_key", apiKey: secret });
+    await store.close();
+    const files = await listFiles(dataDir);
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) {
+      const bytes = await readFile(f);
+      expect(bytes.includes(Buffer.from(secret)), f).toBe(false);
+      expect(bytes.includes(Buffer.from("sk-plaintext-probe")), f).toBe(false);
+    }
+  });
 
   it("keeps everything across close and reopen, without re-running migrations", async () => {
     const dataDir = await newDir();
@@ -60,6 +84,40 @@ describe("postgres", () => {
   });
 
   storeContract(`postgres (schema ${schema})`, () => open());
+  tenancyContract(`postgres (schema ${schema})`, async () =>
+    createStore({ driver: "postgres", url: (await postgres()).url, schema, kek }),
+  );
+  credentialKekContract(`postgres (schema ${schema})`, async (k) =>
+    createStore({ driver: "postgres", url: (await postgres()).url, schema, kek: k }),
+  );
+
+  it("holds no credential plaintext in the credentials table (every column, as bytes)", async () => {
+    const secret = `sk-plaintext-probe-${randomBytes(12).toString("hex")}`;
+    const store = await createStore({ driver: "postgres", url: (await postgres()).url, schema, kek });
+    const tenant = `t-${randomUUID()}`;
+    try {
+      await store.credentials.put(tenant, "openai", { kind: "api_key", apiKey: secret });
+      expect(await store.credentials.get(tenant, "openai")).toEqual({ kind: "api_key", apiKey: secret });
+    } finally {
+      await store.close();
+    }
+    const client = new pg.Client({ connectionString: (await postgres()).url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ raw: string; ciphertext: Buffer }>(
+        `select t::text as raw, t.ciphertext from "${schema}".provider_credentials t where tenant_id = $1`,
+        [tenant],
+      );
+      expect(rows).toHaveLength(1);
+      for (const r of rows) {
+        expect(r.raw).not.toContain(secret);
+        expect(r.raw).not.toContain(Buffer.from(secret).toString("hex"));
+        expect(r.ciphertext.includes(Buffer.from(secret))).toBe(false);
+      }
+    } finally {
+      await client.end();
+    }
+  });
 
   it("keeps everything across close and reopen, without re-running migrations", async () => {
     const first = await open();
@@ -142,4 +200,14 @@ async function expectSample(store: Store): Promise<void> {
   expect(Array.from((await store.latestCheckpoint(SAMPLE.tenant, SAMPLE.conv))?.state ?? [])).toEqual([7]);
   const blob = await store.getBlob(SAMPLE.tenant, createHash("sha256").update(SAMPLE.blob).digest());
   expect(Array.from(blob ?? [])).toEqual([1, 2, 3]);
+}
+
+async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const name of await readdir(dir)) {
+    const path = join(dir, name);
+    if ((await stat(path)).isDirectory()) out.push(...(await listFiles(path)));
+    else out.push(path);
+  }
+  return out;
 }

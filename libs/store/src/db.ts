@@ -1,0 +1,13 @@
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+
+/** The drizzle handle every repository receives (either driver). */
+export type Db = PgDatabase<PgQueryResultHKT>;
+
+/** True when `e` (or an error in its cause chain) is a Postgres unique violation (23505). */
+export function isUniqueViolation(e: unknown): boolean {
+  for (let cur: unknown = e, depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
+    if (typeof cur === "object" && "code" in cur && cur.code === "23505") return true;
+    cur = typeof cur === "object" && "cause" in cur ? cur.cause : undefined;
+  }
+  return false;
+}

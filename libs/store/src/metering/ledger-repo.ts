@@ -1,0 +1,171 @@
+/**
+ * LedgerRepository over drizzle. Rollups are maintained by the insert itself: in one
+ * transaction the ledger row is inserted with ON CONFLICT DO NOTHING, and only if a row
+ * came back is the (tenant, day, user, model) rollup incremented. A repeated record() (a
+ * takeover re-recording an attempt) therefore changes neither table.
+ */
+import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
+import type { Db } from "../db.js";
+import { usageDaily, usageLedger } from "../schema.js";
+import type { AttemptOutcome, CredentialsSource, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
+
+export function createLedgerRepository(db: Db): LedgerRepository {
+  return {
+    async record(e, at) {
+      return db.transaction(async (tx) => {
+        const inserted = await tx
+          .insert(usageLedger)
+          .values({
+            tenantId: e.tenantId,
+            userId: e.userId ?? null,
+            keyId: e.keyId ?? null,
+            conversationId: e.conversationId,
+            requestId: e.requestId,
+            originalRequestId: e.originalRequestId ?? null,
+            generation: e.generation,
+            modelCallId: e.modelCallId,
+            attempt: e.attempt,
+            provider: e.provider,
+            upstreamModel: e.upstreamModel,
+            route: e.route,
+            credentialsSource: e.credentialsSource,
+            rawUsage: e.rawUsage ?? null,
+            inputTokens: e.inputTokens,
+            outputTokens: e.outputTokens,
+            cacheReadTokens: e.cacheReadTokens,
+            cacheWriteTokens: e.cacheWriteTokens,
+            reasoningTokens: e.reasoningTokens,
+            estimated: e.estimated,
+            priceVersion: e.priceVersion ?? null,
+            costMicroUsd: e.costMicroUsd,
+            ttftMs: e.ttftMs ?? null,
+            durationMs: e.durationMs,
+            outcome: e.outcome,
+            ...(at === undefined ? {} : { createdAt: at }),
+          })
+          .onConflictDoNothing()
+          .returning({ createdAt: usageLedger.createdAt });
+        const row = inserted[0];
+        if (row === undefined) return { inserted: false };
+        const add = (col: AnyPgColumn, n: number) => sql`${col} + ${n}`;
+        const sums = {
+          attempts: 1,
+          estimatedAttempts: e.estimated ? 1 : 0,
+          inputTokens: e.inputTokens,
+          outputTokens: e.outputTokens,
+          cacheReadTokens: e.cacheReadTokens,
+          cacheWriteTokens: e.cacheWriteTokens,
+          reasoningTokens: e.reasoningTokens,
+          costMicroUsd: e.costMicroUsd,
+        };
+        await tx
+          .insert(usageDaily)
+          .values({ tenantId: e.tenantId, day: utcDay(row.createdAt), userId: e.userId ?? "", model: e.upstreamModel, ...sums })
+          .onConflictDoUpdate({
+            target: [usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model],
+            set: {
+              attempts: add(usageDaily.attempts, sums.attempts),
+              estimatedAttempts: add(usageDaily.estimatedAttempts, sums.estimatedAttempts),
+              inputTokens: add(usageDaily.inputTokens, sums.inputTokens),
+              outputTokens: add(usageDaily.outputTokens, sums.outputTokens),
+              cacheReadTokens: add(usageDaily.cacheReadTokens, sums.cacheReadTokens),
+              cacheWriteTokens: add(usageDaily.cacheWriteTokens, sums.cacheWriteTokens),
+              reasoningTokens: add(usageDaily.reasoningTokens, sums.reasoningTokens),
+              costMicroUsd: add(usageDaily.costMicroUsd, sums.costMicroUsd),
+            },
+          });
+        return { inserted: true };
+      });
+    },
+
+    async forRequest(tenantId, requestId) {
+      const rows = await db
+        .select()
+        .from(usageLedger)
+        .where(and(eq(usageLedger.tenantId, tenantId), eq(usageLedger.requestId, requestId)))
+        .orderBy(asc(usageLedger.generation), asc(usageLedger.modelCallId), asc(usageLedger.attempt));
+      return rows.map(toLedgerRow);
+    },
+
+    async daily(tenantId, q = {}) {
+      const filters = [eq(usageDaily.tenantId, tenantId)];
+      if (q.from !== undefined) filters.push(gte(usageDaily.day, q.from));
+      if (q.to !== undefined) filters.push(lte(usageDaily.day, q.to));
+      if (q.userId !== undefined) filters.push(eq(usageDaily.userId, q.userId));
+      if (q.model !== undefined) filters.push(eq(usageDaily.model, q.model));
+      const rows = await db
+        .select()
+        .from(usageDaily)
+        .where(and(...filters))
+        .orderBy(asc(usageDaily.day), asc(usageDaily.userId), asc(usageDaily.model));
+      return rows.map(
+        (r): DailyUsage => ({
+          tenantId: r.tenantId,
+          day: r.day,
+          userId: r.userId === "" ? undefined : r.userId,
+          model: r.model,
+          attempts: r.attempts,
+          estimatedAttempts: r.estimatedAttempts,
+          inputTokens: r.inputTokens,
+          outputTokens: r.outputTokens,
+          cacheReadTokens: r.cacheReadTokens,
+          cacheWriteTokens: r.cacheWriteTokens,
+          reasoningTokens: r.reasoningTokens,
+          costMicroUsd: r.costMicroUsd,
+        }),
+      );
+    },
+
+    async monthTotals(tenantId, monthOf, userId) {
+      const start = new Date(Date.UTC(monthOf.getUTCFullYear(), monthOf.getUTCMonth(), 1));
+      const end = new Date(Date.UTC(monthOf.getUTCFullYear(), monthOf.getUTCMonth() + 1, 1));
+      const filters = [eq(usageDaily.tenantId, tenantId), gte(usageDaily.day, utcDay(start)), lt(usageDaily.day, utcDay(end))];
+      if (userId !== undefined) filters.push(eq(usageDaily.userId, userId));
+      const [row] = await db
+        .select({
+          cost: sql<string>`coalesce(sum(${usageDaily.costMicroUsd}), 0)`,
+          tokens: sql<string>`coalesce(sum(${usageDaily.inputTokens} + ${usageDaily.outputTokens} + ${usageDaily.cacheReadTokens} + ${usageDaily.cacheWriteTokens}), 0)`,
+        })
+        .from(usageDaily)
+        .where(and(...filters));
+      return { costMicroUsd: Number(row?.cost ?? 0), tokens: Number(row?.tokens ?? 0) };
+    },
+  };
+}
+
+/** YYYY-MM-DD of the UTC calendar day. */
+export function utcDay(d: Date): string {
+  return d.toISOString().slice(0, 10);
+}
+
+function toLedgerRow(r: typeof usageLedger.$inferSelect): LedgerRow {
+  return {
+    tenantId: r.tenantId,
+    userId: r.userId ?? undefined,
+    keyId: r.keyId ?? undefined,
+    conversationId: r.conversationId,
+    requestId: r.requestId,
+    originalRequestId: r.originalRequestId ?? undefined,
+    generation: r.generation,
+    modelCallId: r.modelCallId,
+    attempt: r.attempt,
+    provider: r.provider,
+    upstreamModel: r.upstreamModel,
+    route: r.route,
+    credentialsSource: r.credentialsSource as CredentialsSource,
+    rawUsage: r.rawUsage ?? undefined,
+    inputTokens: r.inputTokens,
+    outputTokens: r.outputTokens,
+    cacheReadTokens: r.cacheReadTokens,
+    cacheWriteTokens: r.cacheWriteTokens,
+    reasoningTokens: r.reasoningTokens,
+    estimated: r.estimated,
+    priceVersion: r.priceVersion ?? undefined,
+    costMicroUsd: r.costMicroUsd,
+    ttftMs: r.ttftMs ?? undefined,
+    durationMs: r.durationMs,
+    outcome: r.outcome as AttemptOutcome,
+    createdAt: r.createdAt,
+  };
+}

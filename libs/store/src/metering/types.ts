@@ -1,0 +1,135 @@
+/**
+ * Metering repositories: versioned prices, the usage ledger with its daily rollups, and the
+ * audit log. Money is integer micro-USD; prices are micro-USD per million tokens.
+ */
+
+export interface PriceRecord {
+  provider: string;
+  model: string;
+  version: number;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  cacheWritePerMTok: number;
+  effectiveFrom: Date;
+}
+
+export type NewPrice = Omit<PriceRecord, "version" | "effectiveFrom"> & { effectiveFrom?: Date };
+
+export interface PriceRepository {
+  /** Adds the next version for (provider, model); versions are 1, 2, 3 ... Returns the stored price. */
+  set(p: NewPrice): Promise<PriceRecord>;
+  /** The price in force at `at` (highest effective_from ≤ at, then highest version). */
+  at(provider: string, model: string, at?: Date): Promise<PriceRecord | undefined>;
+  /** Every version, by provider, model, version. */
+  list(): Promise<PriceRecord[]>;
+}
+
+export type AttemptOutcome = "ok" | "cancelled" | "failed" | "retried" | "interrupted";
+export type CredentialsSource = "gateway" | "client";
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+}
+
+/** One provider attempt. Holds ids and counts only, never prompt or completion text. */
+export interface LedgerEntry extends TokenCounts {
+  tenantId: string;
+  userId: string | undefined;
+  keyId: string | undefined;
+  conversationId: string;
+  requestId: string;
+  originalRequestId: string | undefined;
+  generation: number;
+  modelCallId: string;
+  attempt: number;
+  provider: string;
+  upstreamModel: string;
+  /** The Cursor model id whose route was used. */
+  route: string;
+  credentialsSource: CredentialsSource;
+  /** The provider's own usage object (counts only). */
+  rawUsage: unknown;
+  /** True when the provider reported no usage and the counts are the gateway's estimate. */
+  estimated: boolean;
+  priceVersion: number | undefined;
+  /** What the tenant is charged: 0 for client-credential attempts. */
+  costMicroUsd: number;
+  ttftMs: number | undefined;
+  durationMs: number;
+  outcome: AttemptOutcome;
+}
+
+export interface LedgerRow extends LedgerEntry {
+  createdAt: Date;
+}
+
+export interface DailyUsage extends TokenCounts {
+  tenantId: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  /** undefined for attempts without a user. */
+  userId: string | undefined;
+  model: string;
+  attempts: number;
+  estimatedAttempts: number;
+  costMicroUsd: number;
+}
+
+export interface UsageQuery {
+  /** Inclusive UTC day YYYY-MM-DD. */
+  from?: string;
+  /** Inclusive UTC day YYYY-MM-DD. */
+  to?: string;
+  userId?: string;
+  model?: string;
+}
+
+export interface UsageTotals {
+  costMicroUsd: number;
+  /** input + output + cache read + cache write. */
+  tokens: number;
+}
+
+export interface LedgerRepository {
+  /**
+   * Records one attempt. Idempotent on (tenant, request, generation, model call, attempt):
+   * a repeat is a no-op returning `inserted: false`. The row and its daily rollup are written
+   * in one transaction, so rollups count every attempt exactly once.
+   * `at` overrides created_at (tests, backfills).
+   */
+  record(e: LedgerEntry, at?: Date): Promise<{ inserted: boolean }>;
+  /** The tenant's attempts for one request, by generation, model call, attempt. */
+  forRequest(tenantId: string, requestId: string): Promise<LedgerRow[]>;
+  /** Daily rollups of the tenant, by day, user, model. */
+  daily(tenantId: string, q?: UsageQuery): Promise<DailyUsage[]>;
+  /**
+   * Totals of the UTC calendar month containing `monthOf`, for the tenant or one of its users
+   * (rebuilds budget counters). Cost counts gateway-credential attempts only (others cost 0).
+   */
+  monthTotals(tenantId: string, monthOf: Date, userId?: string): Promise<UsageTotals>;
+}
+
+export interface AuditEntry {
+  tenantId: string | undefined;
+  actor: string;
+  action: string;
+  target: string | undefined;
+  /** Ids and counts, never secrets. */
+  details: Record<string, unknown>;
+}
+
+export interface AuditRecord extends AuditEntry {
+  id: number;
+  createdAt: Date;
+}
+
+export interface AuditRepository {
+  append(e: AuditEntry): Promise<void>;
+  /** Newest first; `tenantId` filters to one tenant's entries. */
+  list(q?: { tenantId?: string; limit?: number }): Promise<AuditRecord[]>;
+}
