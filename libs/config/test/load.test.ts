@@ -46,3 +46,32 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG_FILE: file })).toThrow(/MY_KEY/);
   });
 });
+
+describe("loadConfig: distributed settings", () => {
+  it("has defaults that take a dead worker's run over within seconds", () => {
+    const c = loadConfig({ GATEWAY_MODE: "distributed", DATABASE_URL: "postgres://x/y", REDIS_URL: "redis://r" });
+    expect(c.distributed).toMatchObject({ redisKeyPrefix: "byok", queuePrefix: "{byok}", queueName: "runs", workerConcurrency: 256 });
+    expect(c.distributed.lockDurationMs + c.distributed.stalledIntervalMs).toBeLessThanOrEqual(10_000);
+  });
+
+  it("reads queue, worker and cluster settings from the environment", () => {
+    const c = loadConfig({
+      GATEWAY_MODE: "distributed",
+      DATABASE_URL: "postgres://x/y",
+      GATEWAY_DATABASE_SCHEMA: "t_abc",
+      GATEWAY_REDIS_CLUSTER_NODES: "127.0.0.1:7001, 127.0.0.1:7002",
+      GATEWAY_QUEUE_PREFIX: "{t1}",
+      GATEWAY_WORKER_CONCURRENCY: "500",
+      GATEWAY_LOCK_DURATION_MS: "1000",
+      GATEWAY_STALLED_INTERVAL_MS: "500",
+    });
+    expect(c.store).toEqual({ driver: "postgres", url: "postgres://x/y", schema: "t_abc" });
+    expect(c.distributed.redisClusterNodes).toEqual(["127.0.0.1:7001", "127.0.0.1:7002"]);
+    expect(c.distributed).toMatchObject({ queuePrefix: "{t1}", workerConcurrency: 500, lockDurationMs: 1000, stalledIntervalMs: 500 });
+  });
+
+  it("refuses a queue prefix that is not one hash tag", () => {
+    expect(() => loadConfig({ GATEWAY_QUEUE_PREFIX: "byok" })).toThrow(/queuePrefix/);
+    expect(() => loadConfig({ GATEWAY_REDIS_KEY_PREFIX: "{x}" })).toThrow(/redisKeyPrefix/);
+  });
+});

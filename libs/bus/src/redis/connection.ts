@@ -1,7 +1,27 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
 
 /** ioredis connection options (host, port, password, tls ...) or a redis:// URL. */
 export type RedisConnectionOptions = RedisOptions;
+
+/**
+ * A Redis Cluster: seed nodes plus options applied to every node connection. Every key of one
+ * request shares a hash tag, so each script and MULTI runs on one node.
+ */
+export interface RedisClusterTarget {
+  cluster: ClusterNode[];
+  /** Options of each node connection (password, tls ...). */
+  nodeOptions?: RedisOptions;
+}
+
+/** Where a bus (or a BullMQ queue) connects: a URL, standalone options, or a cluster. */
+export type RedisTarget = RedisConnectionOptions | string | RedisClusterTarget;
+
+/** A standalone or cluster connection; both expose the same command API. */
+export type RedisClient = Redis | Cluster;
+
+export function isClusterTarget(target: RedisTarget): target is RedisClusterTarget {
+  return typeof target === "object" && "cluster" in target && Array.isArray(target.cluster);
+}
 
 /**
  * Redis could not be reached (or answered "try later"): the operation had no effect the
@@ -43,9 +63,9 @@ export interface ConnectionTuning {
  * it, but once it was lost they fail at once (no offline queue growing while Redis is down),
  * and a queued command is flushed with an error after one failed reconnect attempt.
  */
-export function openConnection(target: RedisConnectionOptions | string, tuning: ConnectionTuning, subscriber: boolean): Redis {
+export function openConnection(target: RedisTarget, tuning: ConnectionTuning, subscriber: boolean): Redis {
   const options: RedisOptions = {
-    ...(typeof target === "string" ? {} : target),
+    ...(typeof target === "string" || isClusterTarget(target) ? {} : target),
     connectionName: tuning.name,
     maxRetriesPerRequest: 1,
     commandTimeout: tuning.commandTimeoutMs,
@@ -59,6 +79,7 @@ export function openConnection(target: RedisConnectionOptions | string, tuning: 
     autoResendUnfulfilledCommands: false,
     lazyConnect: false,
   };
+  if (isClusterTarget(target)) return openClusterConnection(target, options, tuning) as unknown as Redis;
   const redis = typeof target === "string" ? new Redis(target, options) : new Redis(options);
   // Without a listener an "error" event would be reported as unhandled; connection errors are
   // expected during outages and surface to callers as BusUnavailableError.
@@ -76,7 +97,32 @@ export function openConnection(target: RedisConnectionOptions | string, tuning: 
   return redis;
 }
 
+/**
+ * A cluster connection with the same per-node behaviour (fail fast, never resend a command
+ * whose reply was lost, bounded reply wait). Returned typed as `Redis`: the bus uses only the
+ * command surface both classes share (commands, defineCommand'd scripts, MULTI on one slot,
+ * SUBSCRIBE, status, quit/disconnect). Differences: the per-node "close" flush of unanswered
+ * commands is not installed (the command timeout bounds them instead), and classic pub/sub
+ * is used (PUBLISH reaches every node, so one subscriber hears every channel).
+ */
+function openClusterConnection(target: RedisClusterTarget, nodeOptions: RedisOptions, tuning: ConnectionTuning): Cluster {
+  const { maxRetriesPerRequest, retryStrategy: _perNodeRetry, enableOfflineQueue, lazyConnect, ...perNode } = nodeOptions;
+  const cluster = new Cluster(target.cluster, {
+    redisOptions: { ...target.nodeOptions, ...perNode },
+    maxRedirections: 16,
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    enableReadyCheck: true,
+    lazyConnect: lazyConnect ?? false,
+    clusterRetryStrategy: (attempt) => tuning.reconnectDelayMs(attempt),
+    ...(maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest } : {}),
+  });
+  cluster.on("error", tuning.onError);
+  return cluster;
+}
+
 /** True while a command would be queued behind a lost connection instead of being sent. */
-export function isDisconnected(redis: Redis): boolean {
+export function isDisconnected(redis: RedisClient): boolean {
   return redis.status === "reconnecting" || redis.status === "close" || redis.status === "end";
 }

@@ -1,3 +1,3 @@
 export { createRedisBus, type RedisBusConfig } from "./redis-bus.js";
 export { requestKeys, escapeId, type RequestKeys, type GenerationKeys } from "./keys.js";
-export { BusUnavailableError, type RedisConnectionOptions } from "./connection.js";
+export { BusUnavailableError, isClusterTarget, type RedisConnectionOptions, type RedisClusterTarget, type RedisTarget } from "./connection.js";

@@ -4,7 +4,7 @@ import type {
   AppendOutcome, Bus, BusOptions, GenerationInfo, InputEntry, OutputAppendResult, OutputRead, RequestRef,
 } from "../types.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
-import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisConnectionOptions } from "./connection.js";
+import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisTarget } from "./connection.js";
 import { assertKeyPrefix, requestKeys } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
@@ -14,8 +14,8 @@ import { defineScripts, runScript } from "./scripts.js";
 import { createWakeups } from "./wakeups.js";
 
 export interface RedisBusConfig {
-  /** Connection options or a redis:// URL. */
-  redis: RedisConnectionOptions | string;
+  /** Connection options, a redis:// URL, or `{ cluster: [{ host, port }, …] }` for Redis Cluster. */
+  redis: RedisTarget;
   /** Prefix of every key and channel (no braces). Tests use a unique one each. */
   keyPrefix: string;
   options: BusOptions;
