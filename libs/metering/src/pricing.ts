@@ -1,0 +1,75 @@
+/**
+ * Pure pricing: the cost of a normalized usage under a price version, and the reservation
+ * estimate taken before an attempt. Money is integer micro-USD; prices are micro-USD per
+ * million tokens. Products are computed in BigInt and rounded up once per attempt, so a
+ * cost is never under-stated and never off by more than 1 micro-USD.
+ */
+
+/** A price version (same fields as @byok/store PriceRecord). */
+export interface Price {
+  version: number;
+  inputPerMTok: number;
+  outputPerMTok: number;
+  cacheReadPerMTok: number;
+  cacheWritePerMTok: number;
+}
+
+/** Normalized usage (as @byok/providers Usage): input excludes cache reads/writes; reasoning is inside output. */
+export interface MeteredUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+}
+
+/** Tokens that count toward token budgets and tokens-per-minute: input + output + cache read + cache write. */
+export function usageTokens(u: MeteredUsage): number {
+  return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+}
+
+/** Cost of `u` under `price`, in micro-USD, rounded up. */
+export function costMicroUsd(u: MeteredUsage, price: Price): number {
+  return ceilDivMillion(
+    mul(u.inputTokens, price.inputPerMTok) +
+      mul(u.outputTokens, price.outputPerMTok) +
+      mul(u.cacheReadTokens, price.cacheReadPerMTok) +
+      mul(u.cacheWriteTokens, price.cacheWritePerMTok),
+  );
+}
+
+export interface ReservationEstimate {
+  costMicroUsd: number;
+  tokens: number;
+}
+
+/**
+ * What to reserve before an attempt: estimated input tokens × input price + max output
+ * tokens × output price (no price: cost 0, tokens still counted).
+ */
+export function estimateReservation(e: { inputTokens: number; maxOutputTokens: number }, price: Price | undefined): ReservationEstimate {
+  const cost = price === undefined ? 0 : ceilDivMillion(mul(e.inputTokens, price.inputPerMTok) + mul(e.maxOutputTokens, price.outputPerMTok));
+  return { costMicroUsd: cost, tokens: e.inputTokens + e.maxOutputTokens };
+}
+
+/** Rough token count of text when the provider reports none (≈ 4 characters per token). */
+export function estimateTokensFromChars(chars: number): number {
+  return Math.ceil(Math.max(0, chars) / 4);
+}
+
+/** "$12.345678" for reports and refusal messages. */
+export function formatMicroUsd(micro: number): string {
+  const sign = micro < 0 ? "-" : "";
+  const abs = Math.abs(Math.trunc(micro));
+  return `${sign}$${Math.floor(abs / 1e6)}.${String(abs % 1e6).padStart(6, "0").replace(/0{1,4}$/, "")}`;
+}
+
+function mul(tokens: number, perMTok: number): bigint {
+  if (!Number.isSafeInteger(tokens) || tokens < 0) throw new RangeError("token counts must be non-negative integers");
+  if (!Number.isSafeInteger(perMTok) || perMTok < 0) throw new RangeError("prices must be non-negative integer micro-USD per million tokens");
+  return BigInt(tokens) * BigInt(perMTok);
+}
+
+function ceilDivMillion(n: bigint): number {
+  return Number((n + 999_999n) / 1_000_000n);
+}

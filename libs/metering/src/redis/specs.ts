@@ -1,0 +1,90 @@
+// Typed specs of the scripts in ./lua (each script's header is the authoritative description).
+import { replyArray, replyInt, replyString, type ScriptSpec } from "./scripts.js";
+
+export type BudgetReserveReply =
+  | { status: "ok" }
+  | { status: "missing"; scope: "tenant" | "user" }
+  | { status: "refused"; scope: "tenant" | "user"; kind: "cost" | "tokens"; limit: number; used: number };
+
+const scopeOf = (v: string, script: string): "tenant" | "user" => {
+  if (v === "tenant" || v === "user") return v;
+  throw new Error(`${script}: unknown scope ${v}`);
+};
+
+export const budgetReserve: ScriptSpec<
+  "tenant" | "user",
+  "hasUser" | "chargeCost" | "cost" | "tokens" | "tenantCostLimit" | "tenantTokenLimit" | "userCostLimit" | "userTokenLimit",
+  BudgetReserveReply
+> = {
+  command: "byokBudgetReserve",
+  file: "budget-reserve.lua",
+  keys: ["tenant", "user"],
+  args: ["hasUser", "chargeCost", "cost", "tokens", "tenantCostLimit", "tenantTokenLimit", "userCostLimit", "userTokenLimit"],
+  decode(reply) {
+    const r = replyArray(reply, this.command);
+    const status = replyString(r[0], this.command);
+    if (status === "ok") return { status };
+    const scope = scopeOf(replyString(r[1], this.command), this.command);
+    if (status === "missing") return { status, scope };
+    if (status !== "refused") throw new Error(`${this.command}: unknown status ${status}`);
+    const kind = replyString(r[2], this.command);
+    if (kind !== "cost" && kind !== "tokens") throw new Error(`${this.command}: unknown kind ${kind}`);
+    return { status, scope, kind, limit: replyInt(r[3], this.command), used: replyInt(r[4], this.command) };
+  },
+};
+
+export const budgetSeed: ScriptSpec<"counter", "cost" | "tokens" | "expireAtMs", boolean> = {
+  command: "byokBudgetSeed",
+  file: "budget-seed.lua",
+  keys: ["counter"],
+  args: ["cost", "tokens", "expireAtMs"],
+  decode(reply) {
+    return replyInt(reply, this.command) === 1;
+  },
+};
+
+export const budgetSettle: ScriptSpec<"tenant" | "user", "hasUser" | "costDelta" | "tokenDelta", number> = {
+  command: "byokBudgetSettle",
+  file: "budget-settle.lua",
+  keys: ["tenant", "user"],
+  args: ["hasUser", "costDelta", "tokenDelta"],
+  decode(reply) {
+    return replyInt(reply, this.command);
+  },
+};
+
+export type RateStartReply = { status: "ok" } | { status: "refused"; scope: "tenant" | "key"; kind: "run_starts" | "tokens"; limit: number };
+
+export const rateStart: ScriptSpec<
+  "tenant" | "key",
+  "hasKey" | "tenantStarts" | "tenantTokens" | "keyStarts" | "keyTokens" | "ttlMs",
+  RateStartReply
+> = {
+  command: "byokRateStart",
+  file: "rate-start.lua",
+  keys: ["tenant", "key"],
+  args: ["hasKey", "tenantStarts", "tenantTokens", "keyStarts", "keyTokens", "ttlMs"],
+  decode(reply) {
+    const r = replyArray(reply, this.command);
+    const status = replyString(r[0], this.command);
+    if (status === "ok") return { status };
+    const scope = replyString(r[1], this.command);
+    const kind = replyString(r[2], this.command);
+    if ((scope !== "tenant" && scope !== "key") || (kind !== "run_starts" && kind !== "tokens")) {
+      throw new Error(`${this.command}: unknown refusal ${scope}/${kind}`);
+    }
+    return { status: "refused", scope, kind, limit: replyInt(r[3], this.command) };
+  },
+};
+
+export const rateTokens: ScriptSpec<"tenant" | "key", "hasKey" | "tokens" | "ttlMs", number> = {
+  command: "byokRateTokens",
+  file: "rate-tokens.lua",
+  keys: ["tenant", "key"],
+  args: ["hasKey", "tokens", "ttlMs"],
+  decode(reply) {
+    return replyInt(reply, this.command);
+  },
+};
+
+export const ALL_SCRIPTS = [budgetReserve, budgetSeed, budgetSettle, rateStart, rateTokens] as const;
