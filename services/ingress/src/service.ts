@@ -1,0 +1,106 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
+import type { GatewayConfig } from "@byok/config";
+import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
+import { createOpenAuthenticator, type Authenticator } from "./auth.js";
+import { redisTargetOf } from "./redis-target.js";
+import { createIngressHandler } from "./server.js";
+
+export interface IngressService {
+  /** Base URL, e.g. http://127.0.0.1:8787 */
+  url: string;
+  /** Client name prefix of this replica's Redis connections (`<name>:bus:cmd`, `<name>:bus:sub`, `<name>:queue`). */
+  name: string;
+  server: Server;
+  bus: Bus;
+  dispatcher: BullmqDispatcher;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+export interface IngressServiceOptions {
+  logger?: Logger;
+  /** Default: open mode (one tenant). The tenancy issue supplies API-key authentication. */
+  auth?: Authenticator;
+  name?: string;
+}
+
+/**
+ * An ingress replica (distributed mode): the Connect edge over the Redis bus, dispatching run
+ * generations to the BullMQ queue. Stateless: any replica serves any BidiAppend or RunSSE, and
+ * it holds three Redis connections whatever the number of open streams (bus command + bus
+ * subscriber + queue producer).
+ */
+export async function startIngressService(config: GatewayConfig, opts: IngressServiceOptions = {}): Promise<IngressService> {
+  const logger = opts.logger ?? createLogger({ service: "ingress", level: config.logLevel });
+  const name = opts.name ?? `byok-ingress-${randomUUID().slice(0, 8)}`;
+  const d = config.distributed;
+  const redis = redisTargetOf(config);
+  const bus = createRedisBus({
+    redis,
+    keyPrefix: d.redisKeyPrefix,
+    name: `${name}:bus`,
+    options: {
+      seqnoWindow: config.limits.seqnoWindow,
+      maxOutputFrames: config.limits.maxOutputFrames,
+      maxInputEntries: config.limits.maxInputEntries,
+      finishedRetentionMs: config.timers.finishedRetentionMs,
+      sequenceStateTtlMs: config.timers.sequenceStateTtlMs,
+    },
+    onError: (err) => logger.warn({ err: err.message }, "redis bus"),
+  });
+  const dispatcher = createBullmqDispatcher({
+    redis,
+    name: d.queueName,
+    prefix: d.queuePrefix,
+    connectionName: name,
+    attempts: d.jobAttempts,
+    backoffMs: d.jobBackoffMs,
+    keepFinishedSeconds: Math.max(60, Math.ceil(config.timers.finishedRetentionMs / 1000)),
+    onError: (err) => logger.warn({ err: err.message }, "run queue"),
+  });
+  const metrics = createMetrics();
+  const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
+  const handler = createIngressHandler({
+    bus,
+    dispatcher,
+    auth: opts.auth ?? createOpenAuthenticator(config.defaultTenant),
+    timers: config.timers,
+    limits: config.limits,
+    logger,
+    metrics,
+    ready: async () => {
+      await bus.latestGeneration(probe);
+    },
+  });
+  const server = createServer(handler);
+  // Many long-lived RunSSE streams: no per-request timeout, keep-alive as usual.
+  server.requestTimeout = 0;
+  server.headersTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${addr.port}`,
+    name,
+    server,
+    bus,
+    dispatcher,
+    logger,
+    close() {
+      closing ??= (async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+        await dispatcher.close();
+        await bus.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from "@byok/config";
+import { startWorkerService } from "./app.js";
+import { startServiceTracing } from "./trace-file.js";
+
+// A provider worker (distributed mode): `tsx services/worker/src/main.ts`.
+// SIGTERM/SIGINT: stop taking jobs, hand running generations back to the queue, close.
+try {
+  const tracing = startServiceTracing("worker", process.env);
+  const config = loadConfig(process.env, { mode: "distributed" });
+  const svc = await startWorkerService(config, { ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
+  const d = config.distributed;
+  svc.logger.info(
+    { url: svc.url, name: svc.name, queue: `${d.queuePrefix}:${d.queueName}`, concurrency: d.workerConcurrency, lockDurationMs: d.lockDurationMs, stalledIntervalMs: d.stalledIntervalMs },
+    "worker started",
+  );
+  // One machine-readable line for scripts and tests.
+  console.log(`BYOK_READY worker ${svc.url} ${svc.name}`);
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    svc.logger.info({ signal, running: svc.runWorker.running() }, "worker closing: handing running generations back to the queue");
+    await svc.close();
+    await tracing.shutdown();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop("SIGINT"));
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`configuration error: ${err.message}`);
+    process.exit(2);
+  }
+  throw err;
+}

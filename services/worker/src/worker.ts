@@ -1,0 +1,147 @@
+import { WaitingError, Worker, type Job } from "bullmq";
+import type { RunEngine } from "@byok/agent";
+import {
+  assertQueueName, assertQueuePrefix, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
+  type RunJobData, type RunQueueSettings,
+} from "@byok/bus";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
+
+export interface RunWorkerConfig extends RunQueueSettings {
+  redis: RedisTarget;
+  /** Generations this process runs at once (hundreds: a run is mostly waiting on I/O). */
+  concurrency: number;
+  /** BullMQ job lock; renewed every lockDurationMs/2 while this process lives. */
+  lockDurationMs: number;
+  /** How often this worker re-queues jobs whose lock expired (a dead worker's runs). */
+  stalledIntervalMs: number;
+  /** Stall recoveries of one job before BullMQ fails it. */
+  maxStalledCount: number;
+  /** Client name prefix of the worker's connections (CLIENT LIST shows `<connectionName>:worker`). */
+  connectionName: string;
+}
+
+export interface RunWorkerDeps {
+  engine: RunEngine;
+  bus: Bus;
+  logger: Logger;
+  metrics?: GatewayMetrics;
+}
+
+export interface RunWorker {
+  readonly worker: Worker<RunJobData>;
+  /** Resolves once the worker's connections are ready. */
+  ready(): Promise<void>;
+  /** Generations running in this process now. */
+  running(): number;
+  /**
+   * Graceful close (SIGTERM): stop taking jobs, abort every running generation and hand its job
+   * back to the queue (moved to wait, not completed and not failed), so another worker takes
+   * it over at once from the snapshot. Resolves when every connection is closed.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * The provider worker: a BullMQ Worker whose processor runs one generation with the run
+ * engine. The engine claims the generation first (bumping the fencing epoch), so holding the
+ * job and owning the generation coincide; a worker that lost its lock (stall, pause) is fenced
+ * by the epoch on its next write, whatever BullMQ believes.
+ *
+ * Outcomes of one job
+ * - the generation ended (any status): the job completes;
+ * - the engine threw (e.g. the bus was unavailable): the job fails and BullMQ retries it after
+ *   the backoff, the retry being a takeover; after the last attempt the generation is ended
+ *   `unavailable` so its readers do not wait forever;
+ * - this worker is closing: the job is moved back to wait (WaitingError) and another worker
+ *   takes it over;
+ * - this worker died (kill -9): its lock expires, the stalled check of another worker re-queues
+ *   the job, which takes it over (takeover time ≈ lockDurationMs + stalledIntervalMs).
+ */
+export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): RunWorker {
+  assertQueueName(config.name);
+  assertQueuePrefix(config.prefix);
+  const log = deps.logger;
+  const shutdown = new AbortController();
+  let active = 0;
+  const connection = openQueueConnection(config.redis, {
+    name: `${config.connectionName}:worker`,
+    blocking: true,
+    onError: (err) => log.warn({ err: err.message }, "worker redis connection"),
+  });
+
+  const processor = async (job: Job<RunJobData>, token?: string, cancel?: AbortSignal): Promise<void> => {
+    if (job.name !== RUN_JOB_NAME) throw new Error(`unknown job ${job.name}`);
+    const { tenantId, requestId, generation } = job.data;
+    const ref: RequestRef = { tenantId, requestId };
+    const stop = AbortSignal.any([shutdown.signal, ...(cancel ? [cancel] : [])]);
+    active++;
+    try {
+      await deps.engine.runGeneration(ref, generation, stop);
+    } finally {
+      active--;
+    }
+    if (shutdown.signal.aborted && token) {
+      const info = await deps.bus.latestGeneration(ref).catch(() => undefined);
+      const ended = info === undefined || info.generation > generation || (info.generation === generation && info.ended);
+      if (!ended) {
+        // Hand the run over: back to wait (not completed, not counted as a failed attempt).
+        await job.moveToWait(token);
+        log.info({ requestId, generation, jobId: job.id }, "run handed back to the queue (worker closing)");
+        throw new WaitingError();
+      }
+    }
+  };
+
+  const worker = new Worker<RunJobData>(config.name, processor, {
+    connection,
+    prefix: config.prefix,
+    name: config.connectionName,
+    concurrency: config.concurrency,
+    lockDuration: config.lockDurationMs,
+    stalledInterval: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
+    // Finished jobs: kept (the queue's defaults decide how long) so late duplicate adds stay no-ops.
+    autorun: true,
+  });
+  worker.on("error", (err) => log.warn({ err: err.message }, "worker error"));
+  worker.on("lockRenewalFailed", (ids) => log.warn({ jobIds: ids }, "job lock lost (another worker may take the run over)"));
+  worker.on("failed", (job, err) => {
+    if (!job) return;
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable limit/.test(err.message);
+    log.warn({ jobId: job.id, attemptsMade: job.attemptsMade, final, err: err.message }, "run job failed");
+    if (final) void endUnavailable(job.data);
+  });
+
+  /** A run job that will not be retried: end its generation so readers get a clear status. */
+  async function endUnavailable(data: RunJobData): Promise<void> {
+    const ref = { tenantId: data.tenantId, requestId: data.requestId };
+    try {
+      const info = await deps.bus.latestGeneration(ref);
+      if (!info || info.generation !== data.generation || info.ended) return;
+      const epoch = await deps.bus.claim(ref, data.generation);
+      await deps.bus.endOutput(ref, data.generation, epoch, {
+        ok: false,
+        code: "unavailable",
+        message: "The gateway could not complete this run after several attempts; please retry.",
+      });
+    } catch (err) {
+      log.warn({ err: (err as Error).message, requestId: data.requestId }, "could not end a failed run");
+    }
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    ready: () => worker.waitUntilReady().then(() => undefined),
+    running: () => active,
+    close() {
+      closing ??= (async () => {
+        const closed = worker.close(); // stops fetching; waits for the active jobs below
+        shutdown.abort();
+        await closed;
+        await connection.quit().catch(() => connection.disconnect());
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// Fault tests with real processes: kill -9 of a worker mid-stream, graceful SIGTERM, and a
+// stalled (SIGSTOP) worker that resumes after the takeover and is fenced.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createCursorClient, runRequestMessage } from "@byok/testing";
+import { decodeFrames, describeFrame, encodeFrames, isText, jobOwner, xrangeFrames } from "./frames.js";
+import { logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
+
+function slowScript(tag: string, chunks: number, chunkDelayMs: number) {
+  return { text: Array.from({ length: chunks }, (_, i) => `${tag}-${i} `), chunkDelayMs, usage: { inputTokens: 5, outputTokens: chunks } };
+}
+
+describe("worker faults (real processes)", () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startTestCluster({ ingress: 2, workers: 2 });
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  /** Runs one turn; `during` is called once, after the first non-notice text delta reached the client. */
+  async function turnWithFault(requestId: string, during: (owner: ServiceProcess) => Promise<void>) {
+    const ref = { tenantId: "default", requestId };
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url });
+    let faulted = false;
+    const result = await client.runTurn({
+      requestId,
+      message: runRequestMessage({ text: "count slowly", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }),
+      onMessage: async (m) => {
+        if (faulted || !isText(m)) return;
+        faulted = true;
+        const ownerName = await waitFor(() => jobOwner(c.redis, c.queuePrefix, ref, 1), 10_000, "job owner");
+        const owner = c.workers.find((w) => w.name === ownerName);
+        if (!owner) throw new Error(`owner ${ownerName} is not one of the workers`);
+        await during(owner);
+      },
+    });
+    const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, ref, 1));
+    return { result, stored, ref };
+  }
+
+  it("kill -9 of the owning worker mid-stream: the other worker finishes the turn, nothing lost or repeated", async () => {
+    c.sim.enqueue(slowScript("first", 30, 100), { text: ["second ", "attempt"], usage: { inputTokens: 6, outputTokens: 2 } });
+    let killed: ServiceProcess | undefined;
+    const { result, stored } = await turnWithFault(`kill9-${randomUUID()}`, async (owner) => {
+      killed = owner;
+      owner.signal("SIGKILL");
+      await owner.exited;
+    });
+    expect(killed).toBeDefined();
+    expect(result.end).toEqual({ ok: true });
+    expect(result.turnEnded).toBeDefined();
+    const got = result.messages.map(describeFrame);
+    const noticeAt = got.findIndex((f) => f.startsWith("notice:"));
+    expect(noticeAt).toBeGreaterThan(0);
+    expect(got.slice(0, noticeAt).some((f) => f.startsWith("text:first-"))).toBe(true);
+    expect(got.slice(noticeAt + 1).filter((f) => f.startsWith("text:"))).toEqual(["text:second", "text:attempt"]);
+    expect(got.at(-1)).toBe("turnEnded");
+    // What the client received is exactly the output stream, in order.
+    expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
+    // Replace the killed worker for the next tests.
+    c.workers = [...c.workers.filter((w) => w !== killed), await c.spawn("worker")];
+  });
+
+  it("SIGTERM hands the running generation back to the queue: another worker continues it at once", async () => {
+    c.sim.enqueue(slowScript("graceful", 30, 100), { text: ["after ", "handover"], usage: { inputTokens: 6, outputTokens: 2 } });
+    let stopped: ServiceProcess | undefined;
+    let stoppedAt = 0;
+    let exitCode: number | string | null = null;
+    const { result, stored } = await turnWithFault(`term-${randomUUID()}`, async (owner) => {
+      stopped = owner;
+      stoppedAt = Date.now();
+      owner.signal("SIGTERM");
+      exitCode = await owner.exited;
+    });
+    expect(exitCode).toBe(0);
+    expect(stopped!.lines.some((l) => l.includes("run handed back to the queue"))).toBe(true);
+    expect(result.end).toEqual({ ok: true });
+    const got = result.messages.map(describeFrame);
+    const noticeAt = got.findIndex((f) => f.startsWith("notice:"));
+    expect(noticeAt).toBeGreaterThan(0);
+    expect(got.slice(noticeAt + 1).filter((f) => f.startsWith("text:"))).toEqual(["text:after", "text:handover"]);
+    expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
+    // Handed over, not left to the stalled check: well under lock + stall intervals.
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    c.workers = [...c.workers.filter((w) => w !== stopped), await c.spawn("worker")];
+  });
+
+  it("a worker stopped with SIGSTOP and resumed after the takeover cannot append (fenced)", async () => {
+    c.sim.enqueue(slowScript("stalled", 40, 50), { text: ["taken ", "over"], usage: { inputTokens: 6, outputTokens: 2 } });
+    let paused: ServiceProcess | undefined;
+    const requestId = `stop-${randomUUID()}`;
+    const ref = { tenantId: "default", requestId };
+    const client = createCursorClient({ baseUrl: c.ingress[1]!.url });
+    let faulted = false;
+    let resumed: Promise<void> | undefined;
+    const result = await client.runTurn({
+      requestId,
+      message: runRequestMessage({ text: "count", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }),
+      onMessage: async (m) => {
+        if (!isText(m)) return;
+        const d = describeFrame(m);
+        if (!faulted) {
+          faulted = true;
+          const ownerName = await waitFor(() => jobOwner(c.redis, c.queuePrefix, ref, 1), 10_000, "job owner");
+          paused = c.workers.find((w) => w.name === ownerName)!;
+          paused.signal("SIGSTOP");
+        } else if (d === "text:taken" && paused && !resumed) {
+          // The other worker took over (its text arrives): wake the stalled one up.
+          paused.signal("SIGCONT");
+          resumed = Promise.resolve();
+        }
+      },
+    });
+    expect(paused).toBeDefined();
+    expect(result.turnEnded).toBeDefined();
+    const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, ref, 1));
+    expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
+    // The resumed worker still had its provider stream: it tried to append and was fenced.
+    await waitFor(
+      () => logRecords(paused!).some((r) => r.msg === "lost ownership of the run" && r.reason === "fenced"),
+      15_000,
+      "the resumed worker noticing it lost the run",
+    );
+    const got = result.messages.map(describeFrame);
+    const noticeAt = got.findIndex((f) => f.startsWith("notice:"));
+    // After the notice, nothing of the stalled worker's stream appears.
+    expect(got.slice(noticeAt + 1).some((f) => f.startsWith("text:stalled-"))).toBe(false);
+    expect(paused!.exitCode()).toBeUndefined(); // it did not crash
+  });
+});

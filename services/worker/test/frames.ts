@@ -1,0 +1,50 @@
+// Helpers of the fault tests: the output stream read with XRANGE, and frame descriptions.
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import type { Redis } from "ioredis";
+import { requestKeys, runJobId, type RequestRef } from "@byok/bus";
+import { AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
+import { Queue } from "bullmq";
+
+/** `text:<t>`, `notice:<t>`, or the message case, for readable assertions. */
+export function describeFrame(m: AgentServerMessage): string {
+  if (m.message.case !== "interactionUpdate") return String(m.message.case);
+  const u = m.message.value.message;
+  if (u.case === "textDelta") return `${u.value.isServerNotice ? "notice" : "text"}:${u.value.text.trim()}`;
+  return String(u.case);
+}
+
+export function isText(m: AgentServerMessage): boolean {
+  return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" && !m.message.value.message.value.isServerNotice;
+}
+
+/** Every frame of a generation's output stream, read with XRANGE (field `f`). */
+export async function xrangeFrames(redis: Redis, keyPrefix: string, ref: RequestRef, generation: number): Promise<Uint8Array[]> {
+  const key = requestKeys(keyPrefix, ref).generation(generation).output;
+  const entries = await redis.xrangeBuffer(key, "-", "+");
+  return entries.map(([, fields]) => {
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]!.toString() === "f") return new Uint8Array(fields[i + 1]!);
+    throw new Error("output entry without a frame");
+  });
+}
+
+export function encodeFrames(messages: AgentServerMessage[]): string[] {
+  return messages.map((m) => Buffer.from(toBinary(AgentServerMessageSchema, m)).toString("base64"));
+}
+
+export function decodeFrames(frames: Uint8Array[]): AgentServerMessage[] {
+  return frames.map((f) => fromBinary(AgentServerMessageSchema, f));
+}
+
+/** The worker (its connection name) that holds the run job of a generation now. */
+export async function jobOwner(redis: Redis, queuePrefix: string, ref: RequestRef, generation: number): Promise<string | undefined> {
+  const connection = redis.duplicate();
+  const queue = new Queue("runs", { connection, prefix: queuePrefix });
+  try {
+    const job = await queue.getJob(runJobId(ref, generation));
+    if (!job || !(await job.isActive())) return undefined;
+    return job.processedBy;
+  } finally {
+    await queue.close();
+    await connection.quit().catch(() => undefined);
+  }
+}

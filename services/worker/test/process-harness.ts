@@ -1,0 +1,242 @@
+// Real-process harness of the fault tests: spawns ingress and worker services (node --import
+// tsx), each test cluster with its own bus key prefix, BullMQ prefix (hash tag) and Postgres
+// schema, all removed afterwards. Waits are bounded polls, never fixed sleeps.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { createStore } from "@byok/store";
+import { startSimulator, type Simulator } from "@byok/testing";
+
+export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+export const TEST_MODEL = "test-model";
+const ROOT = fileURLToPath(new URL("../../../", import.meta.url));
+const MAIN = {
+  ingress: fileURLToPath(new URL("../../ingress/src/main.ts", import.meta.url)),
+  worker: fileURLToPath(new URL("../src/main.ts", import.meta.url)),
+};
+
+export type ServiceKind = "ingress" | "worker";
+
+export interface ServiceProcess {
+  kind: ServiceKind;
+  /** Ingress: the Connect base URL; worker: its health URL. */
+  url: string;
+  /** Client name prefix of its Redis connections. */
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  /** Every stdout/stderr line so far. */
+  lines: string[];
+  exitCode(): number | null | undefined;
+  /** Resolves with the exit code (or the signal name). */
+  exited: Promise<number | string | null>;
+  signal(sig: NodeJS.Signals): void;
+  waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
+}
+
+/** Polls `fn` until it returns a truthy value (bounded). */
+export async function waitFor<T>(fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 20_000, what = "condition"): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Spawns one service and resolves once it printed its BYOK_READY line. */
+export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", MAIN[kind]], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const listeners = new Set<() => void>();
+  let code: number | null | undefined;
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.once("exit", (c, s) => {
+      code = c;
+      resolve(c ?? s);
+      for (const l of listeners) l();
+    }),
+  );
+  let buf = "";
+  const onData = (chunk: Buffer) => {
+    buf += chunk.toString("utf8");
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      lines.push(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+    for (const l of listeners) l();
+  };
+  child.stdout?.on("data", onData);
+  child.stderr?.on("data", onData);
+  const waitForLine = (re: RegExp, ms = 20_000) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const hit = lines.find((l) => re.test(l));
+        if (hit) {
+          done();
+          resolve(hit);
+        } else if (code !== undefined) {
+          done();
+          reject(new Error(`${kind} exited (${code}) before printing ${re}:\n${lines.slice(-30).join("\n")}`));
+        }
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${kind} did not print ${re} within ${ms} ms:\n${lines.slice(-30).join("\n")}`));
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        listeners.delete(check);
+      };
+      listeners.add(check);
+      check();
+    });
+  const ready = await waitForLine(/^BYOK_READY /, timeoutMs);
+  const [, , url, name] = ready.split(" ");
+  return {
+    kind,
+    url: url!,
+    name: name!,
+    child,
+    pid: child.pid!,
+    lines,
+    exitCode: () => code,
+    exited,
+    signal: (sig) => {
+      if (code === undefined) child.kill(sig);
+    },
+    waitForLine,
+  };
+}
+
+export interface TestClusterOptions {
+  ingress?: number;
+  workers?: number;
+  /** Extra environment of every service (timers, Redis target …). */
+  env?: Record<string, string>;
+  /** Redis for bus and queue (default the shared one). */
+  redisUrl?: string;
+}
+
+export interface TestCluster {
+  sim: Simulator;
+  /** Environment every service of this cluster gets. */
+  env: Record<string, string>;
+  ingress: ServiceProcess[];
+  workers: ServiceProcess[];
+  keyPrefix: string;
+  queuePrefix: string;
+  schema: string;
+  redis: Redis;
+  spawn(kind: ServiceKind, extraEnv?: Record<string, string>): Promise<ServiceProcess>;
+  close(): Promise<void>;
+}
+
+/** Shortened timers so takeovers happen within a couple of seconds. */
+export const FAST_TIMERS: Record<string, string> = {
+  GATEWAY_LOCK_DURATION_MS: "1500",
+  GATEWAY_STALLED_INTERVAL_MS: "500",
+  GATEWAY_JOB_BACKOFF_MS: "100",
+  GATEWAY_HEARTBEAT_MS: "2000",
+  GATEWAY_NOT_FOUND_WAIT_MS: "5000",
+  GATEWAY_NEW_GENERATION_WAIT_MS: "200",
+  GATEWAY_PRESENCE_CHECK_MS: "200",
+  GATEWAY_RECONNECT_GRACE_MS: "15000",
+  GATEWAY_FINISHED_RETENTION_MS: "60000",
+};
+
+export async function startTestCluster(opts: TestClusterOptions = {}): Promise<TestCluster> {
+  const id = randomUUID().slice(0, 8);
+  const keyPrefix = `test:cluster:${id}`;
+  const queuePrefix = `{test-q-${id}}`;
+  const schema = `t_cluster_${id}`;
+  const sim = await startSimulator();
+  // Migrate the private schema once, before any service starts (they would race otherwise).
+  const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+  await store.close();
+  const redisUrl = opts.redisUrl ?? REDIS_URL;
+  const env: Record<string, string> = {
+    GATEWAY_MODE: "distributed",
+    REDIS_URL: redisUrl,
+    DATABASE_URL,
+    GATEWAY_DATABASE_SCHEMA: schema,
+    GATEWAY_REDIS_KEY_PREFIX: keyPrefix,
+    GATEWAY_QUEUE_PREFIX: queuePrefix,
+    GATEWAY_LOG_LEVEL: "info",
+    GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
+    TEST_PROVIDER_KEY: "sk-cluster-test-0123456789abcdef",
+    GATEWAY_ROUTES_JSON: JSON.stringify([
+      { modelId: TEST_MODEL, targets: [{ provider: "openai-chat", model: "sim-model", baseUrl: `${sim.url}/v1`, apiKeyEnv: "TEST_PROVIDER_KEY" }] },
+    ]),
+    ...FAST_TIMERS,
+    ...opts.env,
+  };
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  redis.on("error", () => undefined);
+  const procs: ServiceProcess[] = [];
+  const spawnOne = async (kind: ServiceKind, extra: Record<string, string> = {}) => {
+    const p = await spawnService(kind, { ...env, ...extra });
+    procs.push(p);
+    return p;
+  };
+  const [ingress, workers] = await Promise.all([
+    Promise.all(Array.from({ length: opts.ingress ?? 2 }, () => spawnOne("ingress"))),
+    Promise.all(Array.from({ length: opts.workers ?? 2 }, () => spawnOne("worker"))),
+  ]);
+  return {
+    sim,
+    env,
+    ingress,
+    workers,
+    keyPrefix,
+    queuePrefix,
+    schema,
+    redis,
+    spawn: spawnOne,
+    async close() {
+      for (const p of procs) p.signal("SIGKILL");
+      await Promise.all(procs.map((p) => p.exited));
+      await sim.close();
+      await deleteByPattern(redis, `${keyPrefix}:*`).catch(() => undefined);
+      await deleteByPattern(redis, `${queuePrefix}:*`).catch(() => undefined);
+      redis.disconnect();
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+/** SCAN MATCH + UNLINK (the Redis may be shared: never FLUSHDB). */
+export async function deleteByPattern(redis: Redis, pattern: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.unlink(...keys);
+  } while (cursor !== "0");
+}
+
+/** JSON log lines of a process (pino), parsed; other lines skipped. */
+export function logRecords(p: ServiceProcess): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const l of p.lines) {
+    if (!l.startsWith("{")) continue;
+    try {
+      out.push(JSON.parse(l) as Record<string, unknown>);
+    } catch {
+      // not a log record
+    }
+  }
+  return out;
+}
