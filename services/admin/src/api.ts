@@ -1,0 +1,73 @@
+/**
+ * The admin HTTP JSON API. Every call needs `Authorization: Bearer <GATEWAY_ADMIN_KEY>`
+ * (compared in constant time) and is written to the audit log (action, target, status, and
+ * ids or counts only: never a secret, key, credential or request body) before the reply is
+ * sent, refusals included. Secrets flow in one
+ * direction: a gateway key's secret is returned once by POST .../keys, provider credentials
+ * are accepted by PUT .../credentials/:ref and are never returned.
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { isStoreError, type GatewayStore } from "@byok/store";
+import { HttpError, sendJson, sendText } from "./http.js";
+import { match } from "./router.js";
+import { adminRoutes, type AdminContext } from "./routes.js";
+
+export interface AdminApiOptions {
+  store: GatewayStore;
+  /** GATEWAY_ADMIN_KEY (at least 16 characters). Secret. */
+  adminKey: string;
+  /** Reports unexpected errors (never given secrets: the request body is not included). */
+  onError?: (err: unknown) => void;
+}
+
+export type AdminHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+
+export function createAdminHandler(opts: AdminApiOptions): AdminHandler {
+  if (opts.adminKey.length < 16) throw new Error("GATEWAY_ADMIN_KEY must be at least 16 characters");
+  const expected = digest(opts.adminKey);
+  const routes = adminRoutes();
+
+  return async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://admin.invalid");
+    const method = req.method ?? "GET";
+    const audit: AdminContext["audit"] = { tenantId: undefined, action: `${method} ${url.pathname}`, target: undefined, details: {} };
+    // The reply is held until the audit row is written, so a caller that saw a reply can rely
+    // on its audit entry existing.
+    let pending: { status: number; send: () => void } | undefined;
+    try {
+      const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+      if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
+        audit.action = "auth.denied";
+        throw new HttpError(401, "admin key required: Authorization: Bearer <GATEWAY_ADMIN_KEY>");
+      }
+      const found = match(routes, method, url.pathname);
+      if (found === "not_found") throw new HttpError(404, "no such endpoint");
+      if (found === "method_not_allowed") throw new HttpError(405, "method not allowed on this endpoint");
+      const ctx: AdminContext = {
+        store: opts.store,
+        req,
+        url,
+        audit,
+        reply: (status, body) => (pending = { status, send: () => sendJson(res, status, body) }),
+        replyText: (status, type, text) => (pending = { status, send: () => sendText(res, status, type, text) }),
+      };
+      await found.route.handle(ctx, found.params);
+      if (pending === undefined) throw new Error("handler sent no reply");
+    } catch (e) {
+      const mapped = e instanceof HttpError ? e : isStoreError(e, "already_exists") ? new HttpError(409, e.message) : undefined;
+      if (mapped === undefined) opts.onError?.(e);
+      const status = mapped?.status ?? 500;
+      const body = { error: mapped?.message ?? "internal error" };
+      pending = { status, send: () => sendJson(res, status, body) };
+    }
+    await opts.store.audit
+      .append({ tenantId: audit.tenantId, actor: "admin", action: audit.action, target: audit.target, details: { ...audit.details, status: pending.status } })
+      .catch((e: unknown) => opts.onError?.(e));
+    pending.send();
+  };
+}
+
+function digest(s: string): Buffer {
+  return createHash("sha256").update(s, "utf8").digest();
+}

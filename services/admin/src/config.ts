@@ -1,0 +1,44 @@
+/**
+ * Admin service configuration, read once from the environment at start-up.
+ * Store: DATABASE_URL (+ GATEWAY_DATABASE_SCHEMA) → Postgres with the KEK from GATEWAY_KEK;
+ * otherwise PGlite at GATEWAY_DATA_DIR (default .data/pglite) with the KEK file generated
+ * into GATEWAY_KEK_DIR (default: the data dir's parent). PGlite is single-process: run the
+ * standalone admin against it only while the embedded gateway is stopped.
+ */
+import { dirname, resolve } from "node:path";
+import { z } from "zod";
+
+const Env = z.object({
+  GATEWAY_ADMIN_KEY: z.string().min(16, "GATEWAY_ADMIN_KEY must be at least 16 characters"),
+  GATEWAY_ADMIN_HOST: z.string().default("127.0.0.1"),
+  GATEWAY_ADMIN_PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  DATABASE_URL: z.string().optional(),
+  GATEWAY_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).max(63).optional(),
+  GATEWAY_DATA_DIR: z.string().optional(),
+  GATEWAY_KEK_DIR: z.string().optional(),
+});
+
+export interface AdminConfig {
+  adminKey: string;
+  host: string;
+  port: number;
+  store:
+    | { driver: "postgres"; url: string; schema: string | undefined }
+    | { driver: "pglite"; dataDir: string; kekDir: string };
+}
+
+/** Throws an Error listing the bad variables (names only, never values). */
+export function loadAdminConfig(env: Record<string, string | undefined>): AdminConfig {
+  const r = Env.safeParse(env);
+  if (!r.success) throw new Error(`admin configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const e = r.data;
+  const dataDir = resolve(e.GATEWAY_DATA_DIR ?? ".data/pglite");
+  return {
+    adminKey: e.GATEWAY_ADMIN_KEY,
+    host: e.GATEWAY_ADMIN_HOST,
+    port: e.GATEWAY_ADMIN_PORT,
+    store: e.DATABASE_URL
+      ? { driver: "postgres", url: e.DATABASE_URL, schema: e.GATEWAY_DATABASE_SCHEMA }
+      : { driver: "pglite", dataDir, kekDir: resolve(e.GATEWAY_KEK_DIR ?? dirname(dataDir)) },
+  };
+}

@@ -1,0 +1,32 @@
+/** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
+import { createStore, kekFromEnv, loadOrCreateFileKek } from "@byok/store";
+import { loadAdminConfig } from "./config.js";
+import { startAdminServer } from "./server.js";
+
+async function main(): Promise<void> {
+  const config = loadAdminConfig(process.env);
+  const store =
+    config.store.driver === "postgres"
+      ? await createStore({ driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), kek: kekFromEnv() })
+      : await createStore({ driver: "pglite", dataDir: config.store.dataDir, kek: await loadOrCreateFileKek(config.store.kekDir) });
+  const server = await startAdminServer({
+    store,
+    adminKey: config.adminKey,
+    host: config.host,
+    port: config.port,
+    onError: (e) => console.error("admin: unexpected error:", e instanceof Error ? e.name : "error"),
+  });
+  console.log(`admin API listening on ${server.url}`);
+  const stop = async () => {
+    await server.close();
+    await store.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop());
+  process.once("SIGTERM", () => void stop());
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.message : "admin failed to start");
+  process.exit(1);
+});

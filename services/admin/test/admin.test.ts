@@ -1,0 +1,162 @@
+/** The admin API and CLI end to end, on PGlite and on a real Postgres (own schema). */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createAesGcmKek, createStore, type GatewayStore } from "@byok/store";
+import { createAdminClient, startAdminServer, type AdminServer } from "../src/index.js";
+import { runCli, usdToMicro } from "../src/cli.js";
+
+const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: () => Promise<void> = async () => {}): void {
+  describe(`admin API on ${name}`, () => {
+    let store: GatewayStore;
+    let server: AdminServer;
+    beforeAll(async () => {
+      store = await open();
+      server = await startAdminServer({ store, adminKey: ADMIN_KEY });
+    });
+    afterAll(async () => {
+      await server?.close();
+      await store?.close();
+      await cleanup();
+    });
+    const api = () => createAdminClient(server.url, ADMIN_KEY);
+    const cli = (...argv: string[]) => runCli(argv, { GATEWAY_ADMIN_URL: server.url, GATEWAY_ADMIN_KEY: ADMIN_KEY, OPENAI_KEY_FOR_TEST: providerSecret });
+    const providerSecret = `sk-provider-${randomBytes(12).toString("hex")}`;
+
+    it("refuses calls without the admin key, and audits the refusal", async () => {
+      for (const auth of [undefined, "Bearer wrong-key-wrong-key", `Basic ${ADMIN_KEY}`]) {
+        const res = await fetch(`${server.url}/v1/tenants`, auth === undefined ? {} : { headers: { authorization: auth } });
+        expect(res.status).toBe(401);
+      }
+      const denied = (await store.audit.list()).filter((e) => e.action === "auth.denied");
+      expect(denied.length).toBeGreaterThanOrEqual(3);
+      expect(JSON.stringify(denied)).not.toContain("wrong-key");
+    });
+
+    it("sets up a tenant end to end with the CLI: tenant → user → key → route → credential → price → usage", async () => {
+      const tenant = `acme-${randomBytes(4).toString("hex")}`;
+      expect(JSON.parse(await cli("tenant", "create", tenant, "--name", "Acme Corp", "--retention", "metadata"))).toMatchObject({ tenant: { tenantId: tenant, retention: "metadata" } });
+      await cli("user", "create", tenant, "alice", "--email", "alice@acme.test");
+      const created = JSON.parse(await cli("key", "create", tenant, "--name", "alice-laptop", "--user", "alice")) as { key: { keyId: string; prefix: string }; secret: string };
+      expect(created.secret).toMatch(/^byok_[0-9a-f]{12}_[0-9a-f]{64}$/);
+      expect(await store.apiKeys.verify(created.secret)).toMatchObject({ status: "ok", key: { tenantId: tenant, userId: "alice" } });
+      const listed = await cli("key", "list", tenant);
+      expect(listed).toContain(created.key.prefix);
+      expect(listed).not.toContain(created.secret.slice(-64));
+
+      const targets = JSON.stringify([{ provider: "openai-chat", model: "gpt-4.1", credentialsRef: "openai" }]);
+      await cli("route", "set", tenant, "gpt-4.1", "--targets", targets);
+      expect(JSON.parse(await cli("route", "list", tenant))).toMatchObject({ routes: [{ modelId: "gpt-4.1", targets: [{ provider: "openai-chat", credentialsRef: "openai" }] }] });
+
+      await cli("credential", "set", tenant, "openai", "--api-key-env", "OPENAI_KEY_FOR_TEST");
+      expect(await store.credentials.get(tenant, "openai")).toEqual({ kind: "api_key", apiKey: providerSecret });
+      const creds = await cli("credential", "list", tenant);
+      expect(creds).toContain('"ref": "openai"');
+      expect(creds).not.toContain(providerSecret);
+
+      const model = `gpt-4.1-${tenant}`;
+      expect(JSON.parse(await cli("price", "set", "openai-chat", model, "--input", "2", "--output", "8", "--cache-read", "0.5"))).toMatchObject({ price: { version: 1, inputPerMTok: 2_000_000, cacheReadPerMTok: 500_000 } });
+
+      await store.ledger.record({
+        tenantId: tenant, userId: "alice", keyId: created.key.keyId, conversationId: "c", requestId: "r", originalRequestId: undefined,
+        generation: 1, modelCallId: "m", attempt: 1, provider: "openai-chat", upstreamModel: model, route: "gpt-4.1", credentialsSource: "gateway",
+        rawUsage: {}, inputTokens: 1000, outputTokens: 200, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false,
+        priceVersion: 1, costMicroUsd: 3600, ttftMs: 100, durationMs: 900, outcome: "ok",
+      }, new Date("2026-11-02T10:00:00Z"));
+      expect(JSON.parse(await cli("usage", tenant, "--from", "2026-11-01", "--user", "alice"))).toMatchObject({ usage: [{ day: "2026-11-02", userId: "alice", model, attempts: 1, inputTokens: 1000, costMicroUsd: 3600 }] });
+      const csv = await cli("usage", tenant, "--csv");
+      expect(csv.split("\r\n")[0]).toBe("day,tenantId,userId,model,attempts,estimatedAttempts,inputTokens,outputTokens,cacheReadTokens,cacheWriteTokens,reasoningTokens,costMicroUsd");
+      expect(csv).toContain(`2026-11-02,${tenant},alice,${model},1,0,1000,200,0,0,0,3600`);
+
+      expect(JSON.parse(await cli("key", "revoke", tenant, created.key.keyId))).toMatchObject({ key: { revokedAt: expect.any(String) } });
+      expect((await store.apiKeys.verify(created.secret)).status).toBe("revoked");
+
+      const audit = await store.audit.list({ tenantId: tenant });
+      expect(audit.map((e) => e.action).reverse()).toEqual([
+        "tenant.create", "user.create", "key.create", "key.list", "route.set", "route.list", "credential.set", "credential.list",
+        "usage.read", "usage.read", "key.revoke",
+      ]);
+      const everything = JSON.stringify(await store.audit.list({ limit: 1000 }));
+      expect(everything).not.toContain(providerSecret);
+      expect(everything).not.toContain(created.secret.slice(-64));
+      expect(everything).not.toContain(ADMIN_KEY);
+    });
+
+    it("validates bodies: inline apiKey in a route, unknown fields, bad ids, unknown tenant, duplicates", async () => {
+      const tenant = `v-${randomBytes(4).toString("hex")}`;
+      const a = api();
+      await a.call("POST", "/v1/tenants", { tenantId: tenant, name: "V" });
+      await expect(a.call("POST", "/v1/tenants", { tenantId: tenant, name: "V" })).rejects.toThrow(/409/);
+      const inline = a.call("PUT", `/v1/tenants/${tenant}/routes/m`, { targets: [{ provider: "openai-chat", model: "x", apiKey: "sk-inline-secret-123" }] });
+      await expect(inline).rejects.toThrow(/400.*inline apiKey/);
+      await inline.catch((e: unknown) => expect(String(e)).not.toContain("sk-inline-secret-123"));
+      await expect(a.call("PUT", `/v1/tenants/${tenant}/routes/m`, { targets: [{ provider: "nope", model: "x" }] })).rejects.toThrow(/400/);
+      await expect(a.call("POST", "/v1/tenants", { tenantId: "has space", name: "x" })).rejects.toThrow(/400/);
+      await expect(a.call("POST", "/v1/tenants", { tenantId: "x1", name: "x", extra: 1 })).rejects.toThrow(/400/);
+      await expect(a.call("GET", "/v1/tenants/nobody-here/keys")).rejects.toThrow(/404/);
+      await expect(a.call("POST", `/v1/tenants/${tenant}/keys`, { name: "k", userId: "ghost" })).rejects.toThrow(/404/);
+      await expect(a.call("DELETE", "/v1/tenants")).rejects.toThrow(/405/);
+      const badJson = await fetch(`${server.url}/v1/tenants`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_KEY}` }, body: '{"tenantId": "sk-leak' });
+      expect(badJson.status).toBe(400);
+      expect(await badJson.text()).not.toContain("sk-leak");
+    });
+
+    it("keeps tenants apart: one tenant's keys, routes, credentials and usage are not another's", async () => {
+      const a = api();
+      const [t1, t2] = [`i1-${randomBytes(4).toString("hex")}`, `i2-${randomBytes(4).toString("hex")}`];
+      for (const t of [t1, t2]) await a.call("POST", "/v1/tenants", { tenantId: t, name: t });
+      const { key } = (await a.call("POST", `/v1/tenants/${t1}/keys`, { name: "k" })) as { key: { keyId: string } };
+      await a.call("PUT", `/v1/tenants/${t1}/routes/m`, { targets: [{ provider: "anthropic", model: "c" }] });
+      await a.call("PUT", `/v1/tenants/${t1}/credentials/r`, { credential: { kind: "api_key", apiKey: "sk-t1-only-000000" } });
+      expect(await a.call("GET", `/v1/tenants/${t2}/keys`)).toEqual({ keys: [] });
+      expect(await a.call("GET", `/v1/tenants/${t2}/routes`)).toEqual({ routes: [] });
+      expect(await a.call("GET", `/v1/tenants/${t2}/credentials`)).toEqual({ credentials: [] });
+      await expect(a.call("POST", `/v1/tenants/${t2}/keys/${key.keyId}/revoke`)).rejects.toThrow(/404/);
+      await expect(a.call("DELETE", `/v1/tenants/${t2}/credentials/r`)).rejects.toThrow(/404/);
+    });
+
+    it("sets tenant limits and user limits", async () => {
+      const a = api();
+      const t = `l-${randomBytes(4).toString("hex")}`;
+      await cli("tenant", "create", t, "--name", "L");
+      const limits = { tenant: { monthlyCostMicroUsd: 100_000_000 }, perUser: { monthlyTokens: 1_000_000 }, rate: { runStartsPerMinute: 60 }, perKeyRate: { tokensPerMinute: 50_000 } };
+      expect(JSON.parse(await cli("tenant", "set-limits", t, "--json", JSON.stringify(limits)))).toMatchObject({ tenant: { limits } });
+      await a.call("POST", `/v1/tenants/${t}/users`, { userId: "bob" });
+      expect(await a.call("PUT", `/v1/tenants/${t}/users/bob/limits`, { limits: { monthlyTokens: 5 } })).toMatchObject({ user: { limits: { monthlyTokens: 5 } } });
+      await expect(a.call("PATCH", `/v1/tenants/${t}`, { limits: { tenant: { monthlyCostMicroUsd: -1 } } })).rejects.toThrow(/400/);
+    });
+  });
+}
+
+adminSuite("PGlite", () => createStore({ driver: "pglite", kek: createAesGcmKek(randomBytes(32)) }));
+
+const schema = `admin_test_${randomBytes(6).toString("hex")}`;
+adminSuite(
+  `Postgres (schema ${schema})`,
+  () => createStore({ driver: "postgres", url: DATABASE_URL, schema, kek: createAesGcmKek(randomBytes(32)) }),
+  async () => {
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    try {
+      await c.query(`drop schema if exists "${schema}" cascade`);
+    } finally {
+      await c.end();
+    }
+  },
+);
+
+describe("CLI helpers", () => {
+  it("converts USD per million tokens to integer micro-USD", () => {
+    expect([usdToMicro("3"), usdToMicro("0.075"), usdToMicro("15.5"), usdToMicro("0.000001")]).toEqual([3_000_000, 75_000, 15_500_000, 1]);
+    expect(() => usdToMicro("1e3")).toThrow();
+    expect(() => usdToMicro("0.0000001")).toThrow();
+  });
+
+  it("explains a missing admin key and unknown commands", async () => {
+    await expect(runCli(["tenant", "list"], {})).rejects.toThrow(/GATEWAY_ADMIN_KEY/);
+    await expect(runCli(["frobnicate"], { GATEWAY_ADMIN_KEY: "x" })).rejects.toThrow(/unknown command/);
+  });
+});
