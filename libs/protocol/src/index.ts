@@ -7,3 +7,6 @@ export * from "./errors.js";
 export * from "./translate.js";
 export * from "./checkpoint.js";
 export * from "./machine.js";
+export * from "./tools/index.js";
+export * from "./gate.js";
+export * from "./blobs.js";
