@@ -152,6 +152,8 @@ export const FAST_TIMERS: Record<string, string> = {
   GATEWAY_PRESENCE_CHECK_MS: "200",
   GATEWAY_RECONNECT_GRACE_MS: "15000",
   GATEWAY_FINISHED_RETENTION_MS: "60000",
+  // Clients that do not answer KV blob requests (plain RunSSE readers) are not waited for long.
+  GATEWAY_KV_ACK_TIMEOUT_MS: "300",
 };
 
 export async function startTestCluster(opts: TestClusterOptions = {}): Promise<TestCluster> {

@@ -1,0 +1,150 @@
+// Ingress faults and properties with real processes: appends spread over both replicas
+// (shuffled, duplicated) reach the worker once each in order; one trace across ingress and
+// worker processes; Redis connections of a replica stay flat under 500 open RunSSE streams;
+// kill -9 of the ingress serving a RunSSE, the client reconnecting to the other replica.
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { requestKeys } from "@byok/bus";
+import { createCursorClient, heartbeatMessage, runRequestMessage } from "@byok/testing";
+import type { AgentServerMessage } from "@byok/wire";
+import { decodeFrames, describeFrame, encodeFrames, isText, xrangeFrames } from "./frames.js";
+import { startTestCluster, TEST_MODEL, waitFor, type TestCluster } from "./process-harness.js";
+
+interface SpanLine {
+  service: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+}
+
+describe("ingress faults (real processes)", () => {
+  let c: TestCluster;
+  const traceFile = join(mkdtempSync(join(tmpdir(), "byok-trace-")), "spans.jsonl");
+  beforeAll(async () => {
+    c = await startTestCluster({ ingress: 2, workers: 1, env: { GATEWAY_TRACE_FILE: traceFile } });
+  });
+  afterAll(async () => {
+    await c?.close();
+  });
+
+  it("appends sent alternately to both replicas, shuffled and duplicated, reach the worker once each, in order", async () => {
+    c.sim.enqueue({ text: Array.from({ length: 20 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
+    const requestId = `spread-${randomUUID()}`;
+    const ref = { tenantId: "default", requestId };
+    const clients = c.ingress.map((p) => createCursorClient({ baseUrl: p.url }));
+    const sse = clients[1]!.collect(requestId);
+    const n = 12;
+    const sends: { seqno: number; i: number }[] = [];
+    for (let s = 1; s <= n; s++) sends.push({ seqno: s, i: s % 2 }, { seqno: s, i: (s + 1) % 2 }); // each seqno to both replicas
+    for (let k = sends.length - 1; k > 0; k--) {
+      const j = Math.floor(Math.random() * (k + 1));
+      [sends[k], sends[j]] = [sends[j]!, sends[k]!];
+    }
+    const results = await Promise.all(
+      sends.map(({ seqno, i }) =>
+        clients[i]!.append(
+          requestId,
+          seqno,
+          seqno === 1 ? runRequestMessage({ text: "hi", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) : heartbeatMessage(),
+        ),
+      ),
+    );
+    expect(results.every((r) => r.ok)).toBe(true);
+    const out = await sse;
+    expect(out.end).toEqual({ ok: true });
+    const input = await c.redis.xrange(requestKeys(c.keyPrefix, ref).generation(1).input, "-", "+");
+    const seqnos = input.map(([, f]) => Number(f[f.indexOf("s") + 1]));
+    expect(seqnos).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+  });
+
+  it("one trace spans the BidiAppend on the ingress and the run on the worker", async () => {
+    c.sim.enqueue({ text: ["traced"] });
+    const requestId = `trace-${randomUUID()}`;
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url });
+    const out = await client.runTurn({ requestId, message: runRequestMessage({ text: "hi", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
+    expect(out.end).toEqual({ ok: true });
+    const spans = await waitFor(
+      () => {
+        if (!existsSync(traceFile)) return undefined;
+        const all = readFileSync(traceFile, "utf8").trim().split("\n").map((l) => JSON.parse(l) as SpanLine);
+        const byTrace = new Map<string, Set<string>>();
+        for (const s of all) byTrace.set(s.traceId, (byTrace.get(s.traceId) ?? new Set()).add(s.service));
+        const shared = [...byTrace.entries()].filter(([, services]) => services.has("ingress") && services.has("worker"));
+        return shared.length > 0 ? all.filter((s) => s.traceId === shared[0]![0]) : undefined;
+      },
+      10_000,
+      "a trace with spans from both processes",
+    );
+    const ingressSpan = spans.find((s) => s.service === "ingress");
+    const workerRoot = spans.find((s) => s.service === "worker" && s.parentSpanId && spans.some((p) => p.spanId === s.parentSpanId && p.service === "ingress"));
+    expect(ingressSpan).toBeDefined();
+    expect(workerRoot).toBeDefined(); // a worker span whose parent is the ingress span
+  });
+
+  it("keeps the Redis connections of an ingress replica flat while 500 RunSSE streams are open", async () => {
+    // Idle streams: RunSSE for requests that do not exist yet wait the (raised) not-found window.
+    const replica = await c.spawn("ingress", { GATEWAY_NOT_FOUND_WAIT_MS: "120000", GATEWAY_HEARTBEAT_MS: "60000" });
+    const countConns = async () => {
+      const list = await c.redis.client("LIST");
+      return String(list).split("\n").filter((l) => l.includes(` name=${replica.name}:`)).length;
+    };
+    const before = await waitFor(async () => ((await countConns()) >= 3 ? await countConns() : undefined), 10_000, "replica connections");
+    const client = createCursorClient({ baseUrl: replica.url });
+    const abort = new AbortController();
+    // Response headers come with the first frame, so the requests are not awaited: the streams
+    // are open once the replica subscribed each request's wake channel.
+    const opened = Array.from({ length: 500 }, (_, i) => client.runSse(`idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
+    const subscribed = await waitFor(async () => {
+      const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*idle-*`)) as string[];
+      return chans.length >= 500 ? chans.length : undefined;
+    }, 30_000, "500 wake channels subscribed");
+    expect(subscribed).toBeGreaterThanOrEqual(500);
+    expect(await countConns()).toBe(before);
+    expect(before).toBe(3); // bus command + bus subscriber + queue producer
+    abort.abort();
+    await Promise.all(opened);
+    replica.signal("SIGKILL");
+    await replica.exited;
+  });
+
+  it("kill -9 of the ingress serving a RunSSE: the client reconnects to the other replica and gets every frame", async () => {
+    c.sim.enqueue({ text: Array.from({ length: 30 }, (_, i) => `k${i} `), chunkDelayMs: 80 });
+    const requestId = `ingkill-${randomUUID()}`;
+    const ref = { tenantId: "default", requestId };
+    const [first, second] = c.ingress;
+    const a = createCursorClient({ baseUrl: first!.url });
+    const b = createCursorClient({ baseUrl: second!.url });
+    const res = await a.runSse(requestId);
+    expect((await a.append(requestId, 1, runRequestMessage({ text: "go", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }))).ok).toBe(true);
+    const before: AgentServerMessage[] = [];
+    let failed = false;
+    try {
+      for await (const item of res.frames) {
+        if (item.kind !== "message") continue;
+        const m = item.message;
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat") continue;
+        before.push(m);
+        if (before.filter(isText).length === 3) {
+          first!.signal("SIGKILL");
+          await first!.exited;
+        }
+      }
+    } catch {
+      failed = true; // the connection died with the process
+    }
+    expect(failed || before.length > 0).toBe(true);
+    // Resume on the other replica while the run is still live: only what is missing, then live.
+    const resumed = await b.collect(requestId, { resumeAfter: before.length });
+    expect(resumed.end).toEqual({ ok: true });
+    // A full replay on the other replica: every frame, from the start.
+    const replay = await b.collect(requestId);
+    const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, ref, 1));
+    expect(encodeFrames(replay.messages)).toEqual(encodeFrames(stored));
+    expect(encodeFrames([...before, ...resumed.messages])).toEqual(encodeFrames(stored));
+    expect(replay.messages.map(describeFrame).at(-1)).toBe("turnEnded");
+  });
+});
