@@ -102,7 +102,11 @@ class GenerationRun {
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         this.epoch = await bus.claim(this.ref, this.generation);
         await this.restore();
-        const stopInput = bus.watchInput(this.ref, () => void this.pumpInput());
+        // A failed read (Redis briefly unavailable) must not become an unhandled rejection that
+        // kills the worker process: the next wake-up (every reconnect wakes all listeners) reads again.
+        const stopInput = bus.watchInput(this.ref, () => {
+          this.pumpInput().catch((err: unknown) => this.log.warn({ err }, "reading new input failed; the next wake-up retries"));
+        });
         const presence = setInterval(() => void this.checkPresence(), this.deps.timers.presenceCheckMs);
         presence.unref();
         const onAbort = () => this.queue.close();
