@@ -5,8 +5,8 @@ import {
 } from "@byok/providers";
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
-  readRunStart, resumeRunState, runErrorFromProvider, step, type Effect, type RunError, type RunEvent, type RunStart,
-  type RunState,
+  heldEnd, readRunStart, resumeRunState, runErrorFromProvider, step, type Effect, type RunError, type RunEvent,
+  type RunStart, type RunState,
 } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
@@ -29,7 +29,7 @@ export interface RunEngineDeps {
   /** Route + credentials → ordered targets (README "Model routing"). */
   resolveTargets(run: RunStart, tenantId: string): TargetResolution;
   retryPolicy: RetryPolicy;
-  timers: { reconnectGraceMs: number; presenceCheckMs: number };
+  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */
   defaultInstructions?: string;
@@ -76,6 +76,7 @@ class GenerationRun {
   /** Retries used so far in this model call, per phase. */
   private retries = { connect: 0, stream: 0 };
   private releaseSecrets: (() => void)[] = [];
+  private timers: NodeJS.Timeout[] = [];
   private traceCarrier: TraceCarrier = {};
   private readonly log: Logger;
 
@@ -119,6 +120,7 @@ class GenerationRun {
           clearInterval(presence);
           this.signal?.removeEventListener("abort", onAbort);
           this.model?.controller.abort();
+          for (const t of this.timers) clearTimeout(t);
           for (const r of this.releaseSecrets) r();
         }
       });
@@ -166,16 +168,16 @@ class GenerationRun {
     this.retries = snap.retries;
     this.targetIndex = snap.targetIndex;
     this.log.warn({ phase: snap.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
-    if (this.state.phase === "model_call" && run) {
+    if (run && (this.state.phase === "model_call" || this.state.phase === "finishing")) {
       // The provider stream of the previous owner is gone: re-run the pass from stored history.
       const res = this.deps.resolveTargets(run, this.ref.tenantId);
       if (res.ok) this.targets = res.targets;
       for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
       this.queue.push({
         ev: {
-          type: "model_retry",
+          type: "resume",
           notice: "\n\n[the gateway moved this run to another worker; continuing from the last saved point …]\n\n",
-          usage: undefined,
+          heldEnd: snap.heldEnd,
         },
       });
     }
@@ -200,6 +202,8 @@ class GenerationRun {
       outputFrames: this.outputFrames,
       retries: this.retries,
       targetIndex: this.targetIndex,
+      knownBlobs: [...s.gate.known],
+      heldEnd: heldEnd(s.gate),
     };
     if (!(await this.deps.bus.saveSnapshot(this.ref, this.generation, this.epoch, encodeSnapshot(snap)))) {
       this.lost = true;
@@ -267,6 +271,19 @@ class GenerationRun {
       case "log":
         this.log[eff.level](eff.fields ?? {}, eff.message);
         return;
+      case "store_blobs": {
+        const run = this.state.run;
+        if (!run) return;
+        for (const b of eff.blobs) await this.deps.store.putBlob(this.ref.tenantId, b.id, b.data);
+        return;
+      }
+      case "kv_wait": {
+        const seq = eff.seq;
+        const t = setTimeout(() => this.queue.push({ ev: { type: "kv_timeout", seq } }), this.deps.timers.kvAckTimeoutMs);
+        t.unref();
+        this.timers.push(t);
+        return;
+      }
     }
   }
 

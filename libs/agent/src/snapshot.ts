@@ -1,4 +1,4 @@
-import type { RunState } from "@byok/protocol";
+import type { EndDecision, RunState } from "@byok/protocol";
 import type { ReasoningPart, ToolCallPart, Usage } from "@byok/providers";
 
 /**
@@ -35,6 +35,10 @@ export interface RunSnapshot {
   /** Retries used in the current model call, per phase. */
   retries: { connect: number; stream: number };
   targetIndex: number;
+  /** Blob keys the client acknowledged (never resent). */
+  knownBlobs: string[];
+  /** The end the previous owner decided but held behind its final checkpoint. */
+  heldEnd: EndDecision | undefined;
 }
 
 export function encodeSnapshot(s: RunSnapshot): Uint8Array {

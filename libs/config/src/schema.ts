@@ -16,6 +16,8 @@ export const TimersSchema = z.object({
   sequenceStateTtlMs: ms(600_000),
   /** A RunSSE arriving after the latest generation ended waits this long for a new one. */
   newGenerationWaitMs: ms(1_000),
+  /** A checkpoint whose blobs the client has not acknowledged by then is skipped. */
+  kvAckTimeoutMs: ms(15_000),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
 });

@@ -1,9 +1,9 @@
-import { clone, create, toBinary } from "@bufbuild/protobuf";
+import { clone, create } from "@bufbuild/protobuf";
 import {
-  AgentConversationTurnStructureSchema, ConversationStateStructureSchema, ConversationStepSchema,
-  ConversationTokenDetailsSchema, ConversationTurnStructureSchema, UserMessageSchema,
-  type AgentMode, type ConversationStateStructure,
+  ConversationStateStructureSchema, ConversationTokenDetailsSchema,
+  type AgentMode, type ConversationStateStructure, type ConversationStep,
 } from "@byok/wire";
+import { buildTurnBlobs, type Blob } from "./blobs.js";
 
 /** The current turn as the checkpoint shows it. */
 export interface TurnView {
@@ -11,48 +11,26 @@ export interface TurnView {
   userText: string;
   messageId: string;
   mode: AgentMode;
-  /** Steps so far, in order. */
-  steps: ({ kind: "thinking"; text: string; durationMs: number } | { kind: "assistant"; text: string })[];
+  /** Steps so far, in order (thinking, assistant text, tool calls). */
+  steps: ConversationStep["message"][];
 }
 
 /**
- * Builds the checkpoint after `base` (the client's conversation_state) plus the current turn.
- * Turns, user message and steps are inline protobuf bytes (PROTOCOL.md "Checkpoint layout":
- * a turn may be a 32-byte blob id or inline bytes); the agent-loop issue moves them to KV blobs.
+ * The checkpoint after `base` (the client's conversation_state) plus the current turn, and the
+ * blobs it references (PROTOCOL.md "Checkpoint layout"). `pendingToolCalls` lists calls the
+ * client still has to answer.
  */
 export function buildCheckpoint(
   base: ConversationStateStructure | undefined,
   turn: TurnView,
-  usedTokens: number,
-  maxTokens: number,
-): ConversationStateStructure {
-  const userMessage = toBinary(
-    UserMessageSchema,
-    create(UserMessageSchema, { text: turn.userText, messageId: turn.messageId, mode: turn.mode }),
-  );
-  const steps = turn.steps.map((s) =>
-    toBinary(
-      ConversationStepSchema,
-      create(ConversationStepSchema, {
-        message:
-          s.kind === "thinking"
-            ? { case: "thinkingMessage", value: { $typeName: "agent.v1.ThinkingMessage", text: s.text, durationMs: Math.round(s.durationMs) } }
-            : { case: "assistantMessage", value: { $typeName: "agent.v1.AssistantMessage", text: s.text } },
-      }),
-    ),
-  );
-  const turnBytes = toBinary(
-    ConversationTurnStructureSchema,
-    create(ConversationTurnStructureSchema, {
-      turn: {
-        case: "agentConversationTurn",
-        value: create(AgentConversationTurnStructureSchema, { userMessage, steps, requestId: turn.requestId }),
-      },
-    }),
-  );
+  tokens: { used: number; max: number },
+  pendingToolCalls: readonly string[] = [],
+): { state: ConversationStateStructure; blobs: Blob[] } {
+  const t = buildTurnBlobs(turn);
   const state = base ? clone(ConversationStateStructureSchema, base) : create(ConversationStateStructureSchema, {});
-  state.turns = [...(base?.turns ?? []), turnBytes];
+  state.turns = [...(base?.turns ?? []), t.turnId];
   state.mode = turn.mode;
-  state.tokenDetails = create(ConversationTokenDetailsSchema, { usedTokens, maxTokens });
-  return state;
+  state.pendingToolCalls = [...pendingToolCalls];
+  state.tokenDetails = create(ConversationTokenDetailsSchema, { usedTokens: tokens.used, maxTokens: tokens.max });
+  return { state, blobs: t.blobs };
 }

@@ -8,3 +8,5 @@ export * from "./translate.js";
 export * from "./checkpoint.js";
 export * from "./machine.js";
 export * from "./tools/index.js";
+export * from "./gate.js";
+export * from "./blobs.js";

@@ -1,9 +1,14 @@
 import type { AgentServerMessage } from "@byok/wire";
 import type { ProviderEvent, Usage } from "@byok/providers";
+import type { Blob } from "./blobs.js";
 import type { ClientEvent } from "./classify.js";
 import { buildCheckpoint, type TurnView } from "./checkpoint.js";
 import { endFor, type EndDecision, type RunError } from "./errors.js";
 import { frames } from "./frames.js";
+import {
+  endHeld, gateBlobResult, gateCheckpoint, gateEnd, gateFlushAll, gateFrames, gateTimeout, openGate,
+  type GateResult, type OutputGate,
+} from "./gate.js";
 import { readRunStart, type RunStart } from "./run-request.js";
 import { startAttempt, translateEvent, type AttemptTranslation } from "./translate.js";
 import { addUsage, ZERO_USAGE } from "./usage.js";
@@ -12,12 +17,15 @@ import { addUsage, ZERO_USAGE } from "./usage.js";
  * The per-generation run state machine. Pure: `step(state, event)` returns the next state and
  * the effects the engine must carry out, in order. No I/O, no timers, no randomness.
  *
- *   awaiting_run ──run_request──▶ model_call ──completed──▶ ended (ok)
+ *   awaiting_run ──run_request──▶ model_call ──completed──▶ finishing ──blobs acked / timeout──▶ ended (ok)
  *        │                           │  ├─retry──▶ model_call (next attempt, notice frame)
- *        │                           │  └─failed / cancel / reader gone / cap──▶ ended (error)
+ *        │                           │  └─failed / cancel / reader gone / cap──▶ (finishing ▶) ended (error)
  *        └──cancel / reader gone──▶ ended (canceled)
+ *
+ * Every frame leaves through the output gate (gate.ts): in production order, a checkpoint
+ * holding what follows it until the client has its blobs.
  */
-export type Phase = "awaiting_run" | "model_call" | "ended";
+export type Phase = "awaiting_run" | "model_call" | "finishing" | "ended";
 
 export interface RunState {
   readonly phase: Phase;
@@ -33,6 +41,7 @@ export interface RunState {
   /** Usage summed over every attempt of the turn. */
   readonly usage: Usage;
   readonly unknownLogged: boolean;
+  readonly gate: OutputGate;
 }
 
 export type RunEvent =
@@ -44,7 +53,11 @@ export type RunEvent =
   /** The run cannot start (routing refused, unknown model ...). */
   | { type: "run_refused"; error: RunError }
   | { type: "reader_gone" }
-  | { type: "output_cap"; limit: number };
+  | { type: "output_cap"; limit: number }
+  /** The KV acknowledgement wait of checkpoint `seq` ran out. */
+  | { type: "kv_timeout"; seq: number }
+  /** This owner took the run over: re-run a cut model call (after `notice`) or finish a held end. */
+  | { type: "resume"; notice: string; heldEnd: EndDecision | undefined };
 
 /** A history entry the engine stores (kind + JSON body), see docs/architecture.md. */
 export interface HistoryRecord {
@@ -59,12 +72,19 @@ export type Effect =
   | { type: "abort_model_call" }
   | { type: "record_history"; entries: HistoryRecord[] }
   | { type: "end"; decision: EndDecision }
+  /** Persist blobs the client is being sent (content-addressed). */
+  | { type: "store_blobs"; blobs: Blob[] }
+  /** Start the acknowledgement timer of checkpoint `seq` (→ kv_timeout). */
+  | { type: "kv_wait"; seq: number }
   | { type: "log"; level: "info" | "warn"; message: string; fields?: Record<string, unknown> };
+
+/** What the transitions below produce; `gated()` turns output into gate effects. */
+type Draft = Effect | { type: "checkpoint"; steps: TurnView["steps"] };
 
 export function initialRunState(requestId: string, generation: number): RunState {
   return {
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
-    current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false,
+    current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
   };
 }
 
@@ -75,24 +95,52 @@ export function modelCallIdFor(generation: number, n: number): string {
 /** Context-window size the checkpoint reports when the route does not say. */
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
-function checkpointOf(s: RunState, steps: TurnView["steps"]): AgentServerMessage {
-  const run = s.run!;
+/** Routes drafts through the output gate and derives the phase (`finishing` while an end is held). */
+function gated(s: RunState, drafts: Draft[]): { state: RunState; effects: Effect[] } {
+  let gate = s.gate;
+  const effects: Effect[] = [];
+  const take = (r: GateResult) => {
+    gate = r.gate;
+    effects.push(...r.effects);
+  };
+  for (const d of drafts) {
+    if (d.type === "emit") take(gateFrames(gate, d.frames));
+    else if (d.type === "end") take(gateEnd(gate, d.decision));
+    else if (d.type === "checkpoint") {
+      const cp = checkpointOf(s, d.steps);
+      if (cp) take(gateCheckpoint(gate, cp.state, cp.blobs));
+    } else effects.push(d);
+  }
+  const ended = effects.some((e) => e.type === "end");
+  const phase: Phase = ended ? "ended" : endHeld(gate) ? "finishing" : s.phase;
+  return { state: { ...s, gate, phase }, effects };
+}
+
+/** Applies a gate result whose effects are final output (never gated again). */
+function fromGate(s: RunState, r: GateResult): { state: RunState; effects: Effect[] } {
+  const ended = r.effects.some((e) => e.type === "end");
+  const phase: Phase = ended ? "ended" : endHeld(r.gate) ? "finishing" : s.phase;
+  return { state: { ...s, gate: r.gate, phase }, effects: r.effects };
+}
+
+function checkpointOf(s: RunState, steps: TurnView["steps"]) {
+  const run = s.run;
+  if (!run) return undefined;
   const used = s.usage.inputTokens + s.usage.cacheReadTokens + s.usage.cacheWriteTokens + s.usage.outputTokens;
-  return frames.checkpoint(
-    buildCheckpoint(
-      run.conversationState,
-      { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: run.mode, steps },
-      used,
-      DEFAULT_CONTEXT_WINDOW,
-    ),
+  return buildCheckpoint(
+    run.conversationState,
+    { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: run.mode, steps },
+    { used, max: DEFAULT_CONTEXT_WINDOW },
   );
 }
 
 /** Steps and history of the current attempt's output so far. */
 function attemptOutput(t: AttemptTranslation, attempt: number): { steps: TurnView["steps"]; assistant: Record<string, unknown> | undefined } {
   const steps: TurnView["steps"] = [];
-  if (t.thinkingText) steps.push({ kind: "thinking", text: t.thinkingText, durationMs: t.thinkingMs });
-  if (t.text) steps.push({ kind: "assistant", text: t.text });
+  if (t.thinkingText) {
+    steps.push({ case: "thinkingMessage", value: { $typeName: "agent.v1.ThinkingMessage", text: t.thinkingText, durationMs: Math.round(t.thinkingMs) } });
+  }
+  if (t.text) steps.push({ case: "assistantMessage", value: { $typeName: "agent.v1.AssistantMessage", text: t.text } });
   const has = t.text || t.reasoning.length > 0 || t.toolCalls.length > 0;
   const assistant = has
     ? { text: t.text, reasoning: t.reasoning, toolCalls: t.toolCalls, modelCallId: t.modelCallId, attempt }
@@ -100,80 +148,90 @@ function attemptOutput(t: AttemptTranslation, attempt: number): { steps: TurnVie
   return { steps, assistant };
 }
 
-function endWith(s: RunState, decision: EndDecision, extra: Effect[] = []): { state: RunState; effects: Effect[] } {
-  return { state: { ...s, phase: "ended" }, effects: [...extra, { type: "end", decision }] };
-}
-
-/** Ends a run that was interrupted mid-call: keeps the partial output (history + checkpoint). */
-function endInterrupted(s: RunState, decision: EndDecision, abort: boolean): { state: RunState; effects: Effect[] } {
-  const effects: Effect[] = [];
-  if (abort) effects.push({ type: "abort_model_call" });
+/**
+ * Ends a run interrupted mid-call: keeps the partial output (history, and a final checkpoint
+ * when a client is there to receive it), then ends with `decision`.
+ */
+function endInterrupted(s: RunState, decision: EndDecision, opts: { abort: boolean; checkpoint: boolean }): { state: RunState; effects: Effect[] } {
+  const drafts: Draft[] = [];
+  if (opts.abort) drafts.push({ type: "abort_model_call" });
   let steps = s.steps;
-  if (s.current && s.run) {
+  if (s.current) {
     const out = attemptOutput(s.current, s.attempt);
     steps = [...steps, ...out.steps];
-    if (out.assistant) effects.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
-    effects.push({ type: "emit", frames: [checkpointOf(s, steps)] });
+    if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
   }
-  return endWith({ ...s, steps, current: undefined }, decision, effects);
+  if (opts.checkpoint) drafts.push({ type: "checkpoint", steps });
+  drafts.push({ type: "end", decision });
+  return gated({ ...s, steps, current: undefined }, drafts);
 }
 
 export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
   if (s.phase === "ended") return { state: s, effects: [] };
+  if (s.phase === "finishing") return onFinishing(s, ev);
   switch (ev.type) {
     case "client":
       return onClient(s, ev.event);
     case "model": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
       const r = translateEvent(s.current, ev.event, ev.nowMs);
-      const effects: Effect[] = r.frames.length ? [{ type: "emit", frames: r.frames }] : [];
+      const drafts: Draft[] = r.frames.length ? [{ type: "emit", frames: r.frames }] : [];
       const next = { ...s, current: r.t };
-      if (ev.event.type !== "completed") return { state: next, effects };
+      if (ev.event.type !== "completed") return gated(next, drafts);
       // The pass completed: final checkpoint, turn_ended with usage summed over attempts, end {}.
       const out = attemptOutput(r.t, s.attempt);
       const usage = addUsage(s.usage, ev.event.usage);
       const steps = [...s.steps, ...out.steps];
-      const done: RunState = { ...next, usage, steps, current: undefined };
-      if (out.assistant) effects.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: false }] });
-      effects.push({ type: "emit", frames: [checkpointOf(done, steps), frames.turnEnded(usage)] });
-      return endWith(done, { ok: true }, effects);
+      if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: false }] });
+      drafts.push({ type: "checkpoint", steps }, { type: "emit", frames: [frames.turnEnded(usage)] }, { type: "end", decision: { ok: true } });
+      return gated({ ...next, usage, steps, current: undefined }, drafts);
     }
     case "model_retry": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
-      const effects: Effect[] = [];
+      const drafts: Draft[] = [];
       const out = attemptOutput(s.current, s.attempt);
       // Output the client already saw stays in history, marked interrupted; the re-run starts
       // from stored history, after a notice that tells the user what happened.
-      if (out.assistant) effects.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
-      if (s.current.outputStarted) effects.push({ type: "emit", frames: [frames.textDelta(ev.notice, true)] });
+      if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
+      if (s.current.outputStarted) drafts.push({ type: "emit", frames: [frames.textDelta(ev.notice, true)] });
       const attempt = s.attempt + 1;
       const modelCallId = s.current.modelCallId;
-      effects.push({ type: "start_model_call", modelCallId, attempt });
-      return {
-        state: {
+      drafts.push({ type: "start_model_call", modelCallId, attempt });
+      return gated(
+        {
           ...s,
           attempt,
           steps: [...s.steps, ...out.steps],
           usage: ev.usage ? addUsage(s.usage, ev.usage) : s.usage,
           current: startAttempt(modelCallId),
         },
-        effects,
-      };
+        drafts,
+      );
     }
     case "model_failed": {
       const withUsage = ev.usage ? { ...s, usage: addUsage(s.usage, ev.usage) } : s;
-      return endInterrupted(withUsage, endFor(ev.error), false);
+      return endInterrupted(withUsage, endFor(ev.error), { abort: false, checkpoint: true });
     }
     case "run_refused":
-      return endWith(s, endFor(ev.error));
+      return gated(s, [{ type: "end", decision: endFor(ev.error) }]);
     case "reader_gone":
-      return endInterrupted(s, endFor({ kind: "canceled", message: "The client went away and did not reconnect in time; the run was canceled." }), s.phase === "model_call");
+      // Nobody is there to acknowledge checkpoint blobs: history keeps the partial output.
+      return endInterrupted(s, endFor({ kind: "canceled", message: "The client went away and did not reconnect in time; the run was canceled." }), {
+        abort: s.phase === "model_call",
+        checkpoint: false,
+      });
     case "output_cap":
+      // The output stream is full: nothing more can be appended, not even a checkpoint.
       return endInterrupted(
         s,
         endFor({ kind: "output_cap", message: `The run produced more than ${ev.limit} frames, the gateway's output limit for one run.` }),
-        s.phase === "model_call",
+        { abort: s.phase === "model_call", checkpoint: false },
       );
+    case "kv_timeout": {
+      return fromGate(s, gateTimeout(s.gate, ev.seq));
+    }
+    case "resume":
+      return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
   }
 }
 
@@ -185,22 +243,28 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       }
       const run = readRunStart(e.request, s.requestId);
       const modelCallId = modelCallIdFor(s.generation, 1);
-      const next: RunState = { ...s, phase: "model_call", run, modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
-      return {
-        state: next,
-        effects: [
-          { type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode }, interrupted: false }] },
-          { type: "emit", frames: [checkpointOf(next, [])] },
-          { type: "start_model_call", modelCallId, attempt: 1 },
-        ],
+      const started: RunState = {
+        ...s, phase: "model_call", run, modelCalls: 1, attempt: 1, current: startAttempt(modelCallId),
+        // Blobs the client's own state references are blobs it has.
+        gate: openGate(clientBlobIds(run)),
       };
+      return gated(started, [
+        { type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode }, interrupted: false }] },
+        { type: "checkpoint", steps: [] },
+        { type: "start_model_call", modelCallId, attempt: 1 },
+      ]);
     }
     case "conversation_action":
       if (e.actionKind === "cancelAction") {
         const reason = e.action.action.case === "cancelAction" && e.action.action.value.reason;
-        return endInterrupted(s, endFor({ kind: "canceled", message: reason ? `Canceled: ${reason}` : "Canceled by the client." }), s.phase === "model_call");
+        return endInterrupted(s, endFor({ kind: "canceled", message: reason ? `Canceled: ${reason}` : "Canceled by the client." }), {
+          abort: s.phase === "model_call",
+          checkpoint: s.phase === "model_call",
+        });
       }
       return { state: s, effects: [{ type: "log", level: "info", message: "conversation action not handled yet", fields: { action: e.actionKind } }] };
+    case "kv_client_message":
+      return onKv(s, e);
     case "unknown":
       if (s.unknownLogged) return { state: s, effects: [] };
       return {
@@ -214,6 +278,45 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
   }
 }
 
+/** Blob ids the client's conversation_state references (its turns), as 32-byte ids. */
+function clientBlobIds(run: RunStart): Uint8Array[] {
+  return (run.conversationState?.turns ?? []).filter((t) => t.byteLength === 32);
+}
+
+function onKv(s: RunState, e: Extract<ClientEvent, { kind: "kv_client_message" }>): { state: RunState; effects: Effect[] } {
+  const m = e.message.message;
+  if (m.case !== "setBlobResult") {
+    return { state: s, effects: [{ type: "log", level: "info", message: "kv client message ignored", fields: { branch: m.case } }] };
+  }
+  return fromGate(s, gateBlobResult(s.gate, e.message.id, m.value.error !== undefined));
+}
+
+/** A final checkpoint awaits its blobs: only KV results, timeouts and a vanished reader matter. */
+function onFinishing(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
+  switch (ev.type) {
+    case "client":
+      return ev.event.kind === "kv_client_message" ? onKv(s, ev.event) : { state: s, effects: [] };
+    case "kv_timeout": {
+      return fromGate(s, gateTimeout(s.gate, ev.seq));
+    }
+    case "reader_gone":
+    case "output_cap": {
+      // Nobody will acknowledge: release what follows the checkpoints without them.
+      return fromGate(s, gateFlushAll(s.gate));
+    }
+    case "resume": {
+      // The previous owner had decided the end but held it behind the final checkpoint.
+      if (!ev.heldEnd) return { state: s, effects: [] };
+      const drafts: Draft[] = [{ type: "checkpoint", steps: s.steps }];
+      if (ev.heldEnd.ok) drafts.push({ type: "emit", frames: [frames.turnEnded(s.usage)] });
+      drafts.push({ type: "end", decision: ev.heldEnd });
+      return gated({ ...s, phase: "model_call" }, drafts);
+    }
+    default:
+      return { state: s, effects: [] };
+  }
+}
+
 /** What a new owner restores after a takeover (see libs/agent snapshot). */
 export interface RunResume {
   phase: Phase;
@@ -223,10 +326,17 @@ export interface RunResume {
   steps: TurnView["steps"];
   usage: Usage;
   current: Omit<AttemptTranslation, "thinkingSince" | "completed"> | undefined;
+  /** Blob keys the client acknowledged. */
+  knownBlobs: string[];
 }
 
-/** Rebuilds the state a previous owner had; time-bound fields (open thinking) restart closed. */
+/**
+ * Rebuilds the state a previous owner had. Time-bound fields (open thinking) restart closed;
+ * output the old owner held behind a checkpoint is gone with it (it was never appended); the
+ * `resume` event then re-runs a cut model call or re-publishes a held end.
+ */
 export function resumeRunState(requestId: string, generation: number, r: RunResume): RunState {
+  const gate = openGate();
   return {
     ...initialRunState(requestId, generation),
     phase: r.phase,
@@ -236,5 +346,6 @@ export function resumeRunState(requestId: string, generation: number, r: RunResu
     steps: r.steps,
     usage: r.usage,
     current: r.current ? { ...r.current, thinkingSince: undefined, completed: undefined } : undefined,
+    gate: { ...gate, known: new Set(r.knownBlobs) },
   };
 }

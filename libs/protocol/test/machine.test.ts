@@ -27,19 +27,30 @@ function runRequestEvent(text: string): RunEvent {
   return { type: "client", event: classifyClientMessage(decoded.message) };
 }
 
-function run(events: RunEvent[]): { state: RunState; effects: Effect[] } {
+/** Feeds events; like a Cursor client, acknowledges every set_blob_args at once (unless told not to). */
+function run(events: RunEvent[], opts: { ackKv: boolean } = { ackKv: true }): { state: RunState; effects: Effect[] } {
   let state = initialRunState("req-1", 1);
   const effects: Effect[] = [];
-  for (const e of events) {
-    const r = step(state, e);
+  const queue = [...events];
+  while (queue.length) {
+    const r = step(state, queue.shift()!);
     state = r.state;
     effects.push(...r.effects);
+    if (!opts.ackKv) continue;
+    const acks: RunEvent[] = [];
+    for (const f of r.effects.flatMap((e) => (e.type === "emit" ? e.frames : []))) {
+      if (f.message.case !== "kvServerMessage") continue;
+      const ack = create(AgentClientMessageSchema, { message: { case: "kvClientMessage", value: { id: f.message.value.id, message: { case: "setBlobResult", value: {} } } } });
+      acks.push({ type: "client", event: classifyClientMessage(ack) });
+    }
+    queue.unshift(...acks);
   }
   return { state, effects };
 }
 
+/** Emitted frames, without the KV handshake frames. */
 function emitted(effects: Effect[]): AgentServerMessage[] {
-  return effects.flatMap((e) => (e.type === "emit" ? e.frames : []));
+  return effects.flatMap((e) => (e.type === "emit" ? e.frames : [])).filter((f) => f.message.case !== "kvServerMessage");
 }
 
 function describeFrame(m: AgentServerMessage): string {
@@ -72,7 +83,13 @@ describe("run state machine", () => {
     expect(te.message.value.message.value.cacheReadTokens).toBe(2n);
     const final = frames[5]!;
     if (final.message.case !== "conversationCheckpointUpdate") throw new Error("no checkpoint");
-    const turn = fromBinary(ConversationTurnStructureSchema, final.message.value.turns[0]!);
+    // Turns are referenced by blob id; the blob went to the client (and the store) first.
+    const turnId = final.message.value.turns[0]!;
+    expect(turnId.byteLength).toBe(32);
+    const stored = effects.flatMap((e) => (e.type === "store_blobs" ? e.blobs : []));
+    const turnBlob = stored.find((b) => Buffer.from(b.id).equals(Buffer.from(turnId)));
+    expect(turnBlob).toBeDefined();
+    const turn = fromBinary(ConversationTurnStructureSchema, turnBlob!.data);
     expect(turn.turn.case === "agentConversationTurn" && turn.turn.value.steps.length).toBe(2);
     expect(effects.at(-1)).toEqual({ type: "end", decision: { ok: true } });
     const starts = effects.filter((e) => e.type === "start_model_call");
@@ -140,5 +157,36 @@ describe("run state machine", () => {
 
   it("refuses bytes that are not an AgentClientMessage", () => {
     expect(decodeClientMessage(new Uint8Array([0x0a, 0x05, 0x01])).ok).toBe(false);
+  });
+});
+
+describe("checkpoint publication through KV", () => {
+  it("publishes a checkpoint only after every blob is acknowledged, and ends after the final one", () => {
+    const { state, effects } = run(
+      [runRequestEvent("x"), { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 }],
+      { ackKv: false },
+    );
+    // Nothing acknowledged: no checkpoint frame, no turn_ended, the run is finishing.
+    expect(emitted(effects).map(describeFrame)).toEqual([]);
+    expect(state.phase).toBe("finishing");
+    const kvWaits = effects.filter((e) => e.type === "kv_wait");
+    expect(kvWaits.length).toBeGreaterThan(0);
+    // The wait of the final checkpoint runs out: it is skipped, turn_ended and the end still come.
+    const last = kvWaits.at(-1)!;
+    if (last.type !== "kv_wait") throw new Error("unreachable");
+    const r = step(state, { type: "kv_timeout", seq: last.seq });
+    expect(emitted(r.effects).map(describeFrame)).toEqual(["turnEnded"]);
+    expect(r.effects.at(-1)).toEqual({ type: "end", decision: { ok: true } });
+    expect(r.state.phase).toBe("ended");
+  });
+
+  it("does not resend blobs the client already has", () => {
+    const { effects } = run([
+      runRequestEvent("x"),
+      { type: "model", event: { type: "text_delta", itemId: "t", text: "a" }, nowMs: 1 },
+      { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 2 },
+    ]);
+    const sent = effects.flatMap((e) => (e.type === "store_blobs" ? e.blobs : [])).map((b) => Buffer.from(b.id).toString("hex"));
+    expect(new Set(sent).size).toBe(sent.length);
   });
 });

@@ -57,7 +57,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       baseUrlAllowList: config.baseUrlAllowList,
     }),
     retryPolicy: retryPolicy(opts.retry),
-    timers: { reconnectGraceMs: config.timers.reconnectGraceMs, presenceCheckMs: config.timers.presenceCheckMs },
+    timers: config.timers,
     logger,
     registerSecret: (s) => registerSecret(s),
   });

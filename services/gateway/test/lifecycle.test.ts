@@ -1,7 +1,7 @@
 // Stream lifecycle of issue 2: waiting for a run, heartbeats, not_found, reused request ids,
 // reconnect grace, cancel, provider errors, routing by client credentials.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, type CursorClient } from "@byok/testing";
+import { cancelMessage, createCursorClient, heartbeatMessage, kvSetBlobResultMessage, runRequestMessage, type CursorClient } from "@byok/testing";
 import { ErrorDetails_Error } from "@byok/wire";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
@@ -63,8 +63,13 @@ describe("stream lifecycle", () => {
     const stream = await client.runSse("reader-gone", { signal: controller.signal });
     await client.append("reader-gone", 1, runRequestMessage({ text: "hi", conversationId: "c-gone", modelId: TEST_MODEL }));
     await h.sim.waitForRequest(before);
+    let seqno = 2;
     for await (const item of stream.frames) {
-      if (item.kind === "message" && item.message.message.case === "interactionUpdate" && item.message.message.value.message.case === "textDelta") break;
+      if (item.kind !== "message") continue;
+      const m = item.message.message;
+      // Like Cursor, store checkpoint blobs; then leave once text is flowing.
+      if (m.case === "kvServerMessage") await client.append("reader-gone", seqno++, kvSetBlobResultMessage(m.value.id));
+      if (m.case === "interactionUpdate" && m.value.message.case === "textDelta") break;
     }
     controller.abort();
     const req = await h.sim.waitForEnd(before, 5_000);

@@ -1,5 +1,6 @@
 // A whole turn over raw HTTP/1.1, decoding envelopes and end-stream JSON by hand, independent
 // of the project's own framing code (only the generated protobuf types are shared).
+import { createHash } from "node:crypto";
 import { request } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,13 +62,49 @@ const cursorHeaders = (requestId: string) => ({
   "connect-protocol-version": "1",
 });
 
+const runSseHeaders = (requestId: string) => ({
+  ...cursorHeaders(requestId),
+  "content-type": "application/connect+proto",
+  "accept-encoding": "gzip,br",
+});
+
 function runSse(url: string, requestId: string): Promise<RawResponse> {
   const body = envelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
-  return post(url, "/agent.v1.AgentService/RunSSE", {
-    ...cursorHeaders(requestId),
-    "content-type": "application/connect+proto",
-    "accept-encoding": "gzip,br",
-  }, body);
+  return post(url, "/agent.v1.AgentService/RunSSE", runSseHeaders(requestId), body);
+}
+
+/**
+ * RunSSE read as it arrives, envelope by envelope (hand-parsed), calling `onEnvelope` for each
+ * so the test can answer the server (e.g. KV set_blob_args) while the stream is open.
+ */
+function runSseLive(
+  url: string,
+  requestId: string,
+  onEnvelope: (flags: number, payload: Buffer) => Promise<void>,
+): Promise<RawResponse> {
+  const body = envelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/agent.v1.AgentService/RunSSE`, { method: "POST", headers: { ...runSseHeaders(requestId), "content-length": String(body.byteLength) } }, (res) => {
+      const all: Buffer[] = [];
+      let pending = Buffer.alloc(0);
+      let chain = Promise.resolve();
+      res.on("data", (c: Buffer) => {
+        all.push(c);
+        pending = Buffer.concat([pending, c]);
+        while (pending.length >= 5 && pending.length >= 5 + pending.readUInt32BE(1)) {
+          const len = pending.readUInt32BE(1);
+          const flags = pending[0]!;
+          const payload = pending.subarray(5, 5 + len);
+          pending = pending.subarray(5 + len);
+          chain = chain.then(() => onEnvelope(flags, payload));
+        }
+      });
+      res.on("end", () => void chain.then(() => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(all) }), reject));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 function append(url: string, requestId: string, seqno: number, messageBytes: Uint8Array): Promise<RawResponse> {
@@ -113,8 +150,22 @@ describe("a whole turn over raw HTTP/1.1", () => {
       usage: { inputTokens: 40, outputTokens: 12, cacheReadTokens: 8, reasoningTokens: 3 },
     });
     const requestId = "raw-req-1";
-    // Cursor opens RunSSE first, then appends without waiting.
-    const stream = runSse(h.gw.url, requestId);
+    // Cursor opens RunSSE first, then appends without waiting; it stores checkpoint blobs
+    // (kv set_blob_args) and acknowledges each with set_blob_result on the next seqno.
+    let nextSeqno = 4;
+    const clientBlobs = new Map<string, Buffer>();
+    const stream = runSseLive(h.gw.url, requestId, async (flags, payload) => {
+      if (flags !== 0) return;
+      const m = fromBinary(AgentServerMessageSchema, payload);
+      if (m.message.case !== "kvServerMessage" || m.message.value.message.case !== "setBlobArgs") return;
+      const args = m.message.value.message.value;
+      clientBlobs.set(Buffer.from(args.blobId).toString("hex"), Buffer.from(args.blobData));
+      const ack = toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, {
+        message: { case: "kvClientMessage", value: { id: m.message.value.id, message: { case: "setBlobResult", value: {} } } },
+      }));
+      const r = await append(h.gw.url, requestId, nextSeqno++, ack);
+      expect(r.status).toBe(200);
+    });
     // Shuffled and duplicated seqnos: 3, 2, 2, 1, 3 → delivered once each as 1, 2, 3.
     const acks = [];
     for (const [seq, msg] of [[3, heartbeat], [2, heartbeat], [2, heartbeat], [1, runRequest("Say hello")], [3, heartbeat]] as const) {
@@ -137,7 +188,9 @@ describe("a whole turn over raw HTTP/1.1", () => {
     expect(JSON.parse(last.payload.toString("utf8"))).toEqual({});
     const data = envs.slice(0, -1);
     for (const e of data) expect(e.flags).toBe(0x00);
-    const msgs = data.map((e) => fromBinary(AgentServerMessageSchema, e.payload)).filter((m) => kind(m) !== "update.heartbeat");
+    const msgs = data
+      .map((e) => fromBinary(AgentServerMessageSchema, e.payload))
+      .filter((m) => kind(m) !== "update.heartbeat" && kind(m) !== "kvServerMessage");
     expect(msgs.map(kind)).toEqual([
       "conversationCheckpointUpdate",
       "update.thinkingDelta",
@@ -162,8 +215,15 @@ describe("a whole turn over raw HTTP/1.1", () => {
     });
     const finalCheckpoint = msgs[7]!;
     if (finalCheckpoint.message.case !== "conversationCheckpointUpdate") throw new Error("no checkpoint");
-    const turn = fromBinary(ConversationTurnStructureSchema, finalCheckpoint.message.value.turns.at(-1)!);
+    // The checkpoint references its turn by blob id (SHA-256 of the blob), sent to the client first.
+    const turnId = Buffer.from(finalCheckpoint.message.value.turns.at(-1)!);
+    expect(turnId.length).toBe(32);
+    const turnBlob = clientBlobs.get(turnId.toString("hex"))!;
+    expect(createHash("sha256").update(turnBlob).digest()).toEqual(turnId);
+    const turn = fromBinary(ConversationTurnStructureSchema, turnBlob);
     expect(turn.turn.case).toBe("agentConversationTurn");
+    if (turn.turn.case !== "agentConversationTurn") return;
+    expect(turn.turn.value.steps).toHaveLength(2); // thinking + assistant message
 
     // The provider saw exactly one request, with the gateway's key and the user's text.
     expect(h.sim.requests).toHaveLength(1);

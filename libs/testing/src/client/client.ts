@@ -1,3 +1,4 @@
+import { kvGetBlobResultMessage, kvSetBlobResultMessage } from "./messages.js";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { BidiRequestIdSchema, encodeEnvelope, type AgentClientMessage, type AgentServerMessage } from "@byok/wire";
 import { BIDI_APPEND_PATH, encodeAppendBody, type AppendOptions, type AppendResult } from "./append.js";
@@ -62,6 +63,13 @@ export interface RunTurnOptions {
   append?: AppendOptions;
   /** Called for every non-heartbeat message before the next is read; answer exec/kv/interaction queries through `turn.append`. */
   onMessage?: (message: AgentServerMessage, turn: TurnHandle) => void | Promise<void>;
+  /**
+   * Act as Cursor's blob store (default true): answer `set_blob_args` by storing the blob in
+   * `blobs` and appending `set_blob_result`, and `get_blob_args` from `blobs`, before `onMessage`.
+   */
+  answerKv?: boolean;
+  /** The client's blob store (hex blob id → bytes); a fresh one when omitted. */
+  blobs?: Map<string, Uint8Array>;
 }
 
 export interface RunTurnResult extends CollectResult {
@@ -69,6 +77,8 @@ export interface RunTurnResult extends CollectResult {
   httpError?: ConnectErrorBody;
   /** Results of every append of the turn, in call order (the first one is the `message`). */
   appends: AppendResult[];
+  /** The client's blob store after the turn. */
+  blobs: Map<string, Uint8Array>;
 }
 
 /** A Cursor-protocol client over HTTP/1.1 (Node's fetch), as a real Cursor client in HTTP/1.1 mode. */
@@ -167,11 +177,24 @@ export function createCursorClient(options: CursorClientOptions): CursorClient {
         },
         append: appendNext,
       };
-      const collected = res.httpError
-        ? emptyCollect()
-        : await collectItems(res.frames, opts.onMessage ? (m) => opts.onMessage!(m, handle) : undefined);
+      const blobs = opts.blobs ?? new Map<string, Uint8Array>();
+      const answerKv = opts.answerKv ?? true;
+      const onMessage = async (m: AgentServerMessage) => {
+        if (answerKv && m.message.case === "kvServerMessage") {
+          const kv = m.message.value;
+          if (kv.message.case === "setBlobArgs") {
+            blobs.set(Buffer.from(kv.message.value.blobId).toString("hex"), kv.message.value.blobData);
+            await appendNext(kvSetBlobResultMessage(kv.id));
+          } else if (kv.message.case === "getBlobArgs") {
+            await appendNext(kvGetBlobResultMessage(kv.id, blobs.get(Buffer.from(kv.message.value.blobId).toString("hex"))));
+          }
+        }
+        await opts.onMessage?.(m, handle);
+      };
+      const collected = res.httpError ? emptyCollect() : await collectItems(res.frames, onMessage);
       return {
         ...collected,
+        blobs,
         status: res.status,
         ...(res.httpError ? { httpError: res.httpError } : {}),
         appends: await Promise.all(appends),

@@ -1,0 +1,65 @@
+import { createHash } from "node:crypto";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  AgentConversationTurnStructureSchema, ConversationStepSchema, ConversationTurnStructureSchema, UserMessageSchema,
+  type AgentMode, type ConversationStep,
+} from "@byok/wire";
+
+/**
+ * Content-addressed conversation blobs (PROTOCOL.md "Checkpoint layout"): id = SHA-256 of the
+ * blob's serialized bytes (32 raw bytes). Pure computation, no I/O.
+ */
+export function blobId(bytes: Uint8Array): Uint8Array {
+  return new Uint8Array(createHash("sha256").update(bytes).digest());
+}
+
+export function blobKey(id: Uint8Array): string {
+  return Buffer.from(id.buffer, id.byteOffset, id.byteLength).toString("hex");
+}
+
+export interface Blob {
+  id: Uint8Array;
+  data: Uint8Array;
+}
+
+export interface TurnBlobs {
+  /** Blob id of the ConversationTurnStructure: what `ConversationStateStructure.turns[]` holds. */
+  turnId: Uint8Array;
+  /** Every blob of the turn (user message, steps, the turn itself), children first. */
+  blobs: Blob[];
+}
+
+function blob(data: Uint8Array): Blob {
+  return { id: blobId(data), data };
+}
+
+/**
+ * Blobs of one agent turn: the UserMessage, each ConversationStep, and the
+ * AgentConversationTurnStructure referencing them by id.
+ */
+export function buildTurnBlobs(turn: {
+  requestId: string;
+  userText: string;
+  messageId: string;
+  mode: AgentMode;
+  steps: ConversationStep["message"][];
+}): TurnBlobs {
+  const user = blob(toBinary(UserMessageSchema, create(UserMessageSchema, { text: turn.userText, messageId: turn.messageId, mode: turn.mode })));
+  const steps = turn.steps.map((message) => blob(toBinary(ConversationStepSchema, create(ConversationStepSchema, { message }))));
+  const t = blob(
+    toBinary(
+      ConversationTurnStructureSchema,
+      create(ConversationTurnStructureSchema, {
+        turn: {
+          case: "agentConversationTurn",
+          value: create(AgentConversationTurnStructureSchema, {
+            userMessage: user.id,
+            steps: steps.map((s) => s.id),
+            requestId: turn.requestId,
+          }),
+        },
+      }),
+    ),
+  );
+  return { turnId: t.id, blobs: [user, ...steps, t] };
+}
