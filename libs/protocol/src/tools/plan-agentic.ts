@@ -140,10 +140,11 @@ export const SWITCH_MODE_TARGETS: Readonly<Record<SwitchModeToolInput["target_mo
   agent: AgentMode.AGENT, ask: AgentMode.ASK, plan: AgentMode.PLAN, debug: AgentMode.DEBUG,
 };
 
-export function planSwitchMode(callId: string, toolName: string, a: SwitchModeToolInput): InteractionPlan {
+export function planSwitchMode(callId: string, toolName: string, a: SwitchModeToolInput, fromMode: string): InteractionPlan {
   const args = create(SwitchModeArgsSchema, { targetModeId: a.target_mode_id, explanation: a.explanation, toolCallId: callId });
   return {
     kind: "interaction", callId, toolName,
+    fromMode,
     query: { case: "switchModeRequestQuery", value: { $typeName: "agent.v1.SwitchModeRequestQuery", args } },
     started: toolCall(callId, { case: "switchModeToolCall", value: create(SwitchModeToolCallSchema, { args }) }),
   };

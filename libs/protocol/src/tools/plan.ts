@@ -5,7 +5,7 @@ import { availability } from "./catalogue.js";
 import { startEdit } from "./edit.js";
 import { validateArgs } from "./json-schema.js";
 import { directMcpTools, findMcpTool, listMcpTools } from "./mcp.js";
-import { builtinToolsOf, modeName } from "./modes.js";
+import { builtinToolsOf, modeKind, modeName } from "./modes.js";
 import { TOOL, isBuiltinToolName, type BuiltinToolName } from "./names.js";
 import { outcome, toolCall } from "./outcome.js";
 import {
@@ -74,7 +74,11 @@ function planBuiltin(call: ToolCallPart, name: BuiltinToolName, value: unknown, 
     case TOOL.TodoWrite: return planTodoWrite(id, name, value as In.TodoWriteToolInput, ctx);
     case TOOL.AskQuestion: return planAskQuestionChecked(call, value as In.AskQuestionToolInput);
     case TOOL.CreatePlan: return planCreatePlan(id, name, value as In.CreatePlanToolInput);
-    case TOOL.SwitchMode: return planSwitchMode(id, name, value as In.SwitchModeToolInput);
+    case TOOL.SwitchMode: {
+      const a = value as In.SwitchModeToolInput;
+      if (modeKind(ctx.mode) === a.target_mode_id) return refuse(call, `The conversation is already in ${a.target_mode_id} mode.`);
+      return planSwitchMode(id, name, a, modeName(ctx.mode));
+    }
     case TOOL.WebSearch: return planWebSearch(id, name, value as In.WebSearchToolInput);
     case TOOL.WebFetch: {
       const a = value as In.WebFetchToolInput;

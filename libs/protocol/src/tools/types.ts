@@ -77,6 +77,8 @@ export interface ExecPlan extends PlanBase {
 export interface InteractionPlan extends PlanBase {
   kind: "interaction";
   query: InteractionRequest;
+  /** SwitchMode only: the mode the run was in (for `SwitchModeSuccess.from_mode_id`). */
+  fromMode?: string;
 }
 
 /** A server-composed string-replace edit: send `exec` (read_args), then drive `continueEdit`. */
