@@ -1,5 +1,5 @@
 import { trace, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
-import type { Bus, RequestRef, TraceCarrier } from "@byok/bus";
+import { principalFromMeta, type Bus, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
 import {
   ProviderError, decideRetry, type ProviderAdapter, type ProviderKind, type ProviderTarget, type RetryPolicy, type Usage,
 } from "@byok/providers";
@@ -13,6 +13,7 @@ import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from
 import { EventQueue } from "./event-queue.js";
 import { chatItemsFromHistory } from "./history.js";
 import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "./snapshot.js";
+import { estimateTokens, UNMETERED, type AttemptInfo, type AttemptOutcome, type RunMeter } from "./metering.js";
 
 /** A queued event, with the input entry it came from (for snapshots). */
 interface QueuedEvent {
@@ -26,8 +27,8 @@ export interface RunEngineDeps {
   bus: Bus;
   store: Store;
   adapterFor(kind: ProviderKind): ProviderAdapter;
-  /** Route + credentials → ordered targets (README "Model routing"). */
-  resolveTargets(run: RunStart, tenantId: string): TargetResolution;
+  /** Route + credentials → ordered targets (README "Model routing"); may look up the tenant's routes. */
+  resolveTargets(run: RunStart, tenantId: string): TargetResolution | Promise<TargetResolution>;
   retryPolicy: RetryPolicy;
   timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number };
   logger: Logger;
@@ -35,6 +36,8 @@ export interface RunEngineDeps {
   defaultInstructions?: string;
   /** Called with every secret a run handles (client BYOK keys) so logs scrub it; returns a release. */
   registerSecret?(secret: string): () => void;
+  /** Rate limits, budgets and the usage ledger (default: unmetered). */
+  meter?: RunMeter;
 }
 
 export interface RunEngine {
@@ -78,6 +81,8 @@ class GenerationRun {
   private releaseSecrets: (() => void)[] = [];
   private timers: NodeJS.Timeout[] = [];
   private traceCarrier: TraceCarrier = {};
+  private principal: RunPrincipal = principalFromMeta(undefined);
+  private readonly meter: RunMeter;
   private readonly log: Logger;
 
   constructor(
@@ -87,6 +92,7 @@ class GenerationRun {
     private readonly signal: AbortSignal | undefined,
   ) {
     this.state = initialRunState(ref.requestId, generation);
+    this.meter = deps.meter ?? UNMETERED;
     this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
   }
 
@@ -102,7 +108,12 @@ class GenerationRun {
         const info = await bus.latestGeneration(this.ref);
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         this.epoch = await bus.claim(this.ref, this.generation);
-        await this.restore();
+        this.principal = principalFromMeta(first?.trace);
+        if (!(await this.restore())) {
+          // A new run: rate limits apply to run starts (not to every append or takeover).
+          const admitted = await this.meter.admitRun(this.ref, this.principal);
+          if (!admitted.ok) this.queue.push({ ev: { type: "run_refused", error: admitted.error } });
+        }
         // A failed read (Redis briefly unavailable) must not become an unhandled rejection that
         // kills the worker process: the next wake-up (every reconnect wakes all listeners) reads again.
         const stopInput = bus.watchInput(this.ref, () => {
@@ -150,10 +161,13 @@ class GenerationRun {
     }
   }
 
-  /** Takeover: rebuild the run from the previous owner's snapshot, then re-run a cut model call. */
-  private async restore(): Promise<void> {
+  /**
+   * Takeover: rebuild the run from the previous owner's snapshot, then re-run a cut model call.
+   * Returns false when there is nothing to take over (a new run).
+   */
+  private async restore(): Promise<boolean> {
     const snap = decodeSnapshot(await this.deps.bus.loadSnapshot(this.ref, this.generation));
-    if (!snap) return;
+    if (!snap) return false;
     let run: RunStart | undefined;
     if (snap.runRequestIndex !== undefined) {
       const entry = (await this.deps.bus.readInput(this.ref, this.generation, snap.runRequestIndex))[0];
@@ -170,7 +184,7 @@ class GenerationRun {
     this.log.warn({ phase: snap.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
     if (run && (this.state.phase === "model_call" || this.state.phase === "finishing")) {
       // The provider stream of the previous owner is gone: re-run the pass from stored history.
-      const res = this.deps.resolveTargets(run, this.ref.tenantId);
+      const res = await this.deps.resolveTargets(run, this.ref.tenantId);
       if (res.ok) this.targets = res.targets;
       for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
       this.queue.push({
@@ -181,6 +195,45 @@ class GenerationRun {
         },
       });
     }
+    if (run && snap.current && snap.phase === "model_call") {
+      // The cut attempt's ledger row comes from the worker that takes over.
+      const target = this.targets[this.targetIndex];
+      if (target) {
+        const info = this.attemptInfo(run, target, snap.current.modelCallId, snap.attempt, 0);
+        const chars = snap.current.text.length + snap.current.thinkingText.length;
+        await this.meter.settleAttempt(info, undefined, {
+          outcome: "interrupted",
+          usage: { ...this.estimate(0, chars), estimated: true },
+          ttftMs: undefined,
+          durationMs: 0,
+        });
+      }
+    }
+    return true;
+  }
+
+  private attemptInfo(run: RunStart, target: ProviderTarget, modelCallId: string, attempt: number, inputChars: number): AttemptInfo {
+    return {
+      ref: this.ref,
+      generation: this.generation,
+      conversationId: run.conversationId,
+      modelCallId,
+      attempt,
+      principal: this.principal,
+      modelId: run.modelId,
+      provider: target.kind,
+      upstreamModel: target.model,
+      credentialsSource: target.credentialsSource,
+      estimatedInputTokens: estimateTokens(inputChars),
+      maxOutputTokens: target.maxOutputTokens,
+    };
+  }
+
+  private estimate(inputChars: number, outputChars: number): Usage {
+    return {
+      inputTokens: estimateTokens(inputChars), outputTokens: estimateTokens(outputChars),
+      cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true,
+    };
   }
 
   private async saveSnapshot(): Promise<void> {
@@ -331,7 +384,7 @@ class GenerationRun {
       // A new model call: resolve its targets and reset its retry budget.
       for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
       await this.deps.store.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });
-      const res = this.deps.resolveTargets(run, this.ref.tenantId);
+      const res = await this.deps.resolveTargets(run, this.ref.tenantId);
       if (!res.ok) {
         this.queue.push({ ev: { type: "run_refused", error: res.error } });
         return;
@@ -363,30 +416,57 @@ class GenerationRun {
     target: ProviderTarget,
     req: { modelCallId: string; attempt: number; instructions: string; items: ReturnType<typeof chatItemsFromHistory> },
   ): Promise<void> {
+    const run = this.state.run!;
     const adapter = this.deps.adapterFor(target.kind);
     const live = () => this.model?.token === token && !controller.signal.aborted;
-    let sawEvent = false;
+    const inputChars = req.instructions.length + JSON.stringify(req.items).length;
+    const info = this.attemptInfo(run, target, req.modelCallId, req.attempt, inputChars);
+    const admission = await this.meter.admitAttempt(info);
+    if (!admission.ok) {
+      if (live()) this.queue.push({ ev: { type: "model_failed", error: admission.error, usage: undefined } });
+      return;
+    }
+    const startedAt = Date.now();
+    let firstEventAt: number | undefined;
+    let usage: Usage | undefined;
+    let outcome: AttemptOutcome = "cancelled";
     const span = tracer.startSpan(SPAN.modelCall, {
       attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
     });
     try {
       for await (const ev of adapter.stream({ ...req, target, tools: [], signal: controller.signal })) {
+        firstEventAt ??= Date.now();
+        if (ev.type === "completed") {
+          usage = ev.usage;
+          outcome = "ok";
+        }
         if (!live()) return;
-        sawEvent = true;
         this.queue.push({ ev: { type: "model", event: ev, nowMs: Date.now() } });
       }
       span.setStatus({ code: SpanStatusCode.OK });
     } catch (err) {
-      if (!live()) return;
       const e = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
+      usage = e.partialUsage;
+      if (!live() || e.kind === "cancelled") return;
       span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
-      await this.onModelFailure(e, sawEvent, target, controller);
+      outcome = (await this.onModelFailure(e, firstEventAt !== undefined, target, controller)) ? "retried" : "failed";
     } finally {
       span.end();
+      // Usage is never lost: exact where the provider reported it, else an estimate.
+      const outputChars = (this.state.current?.text.length ?? 0) + (this.state.current?.thinkingText.length ?? 0);
+      await this.meter
+        .settleAttempt(info, admission.ticket, {
+          outcome,
+          usage: usage ?? this.estimate(inputChars, outputChars),
+          ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
+          durationMs: Date.now() - startedAt,
+        })
+        .catch((err: unknown) => this.log.error({ err }, "could not record the attempt's usage"));
     }
   }
 
-  private async onModelFailure(e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController): Promise<void> {
+  /** Decides retry, failover or failure of an attempt; true when the model call goes on. */
+  private async onModelFailure(e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController): Promise<boolean> {
     const phase = sawEvent ? "stream" : "connect";
     const decision = decideRetry(this.deps.retryPolicy, e, phase, this.retries[phase]);
     this.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, retry: decision.retry }, "model call failed");
@@ -398,14 +478,14 @@ class GenerationRun {
         this.retries = { connect: 0, stream: 0 };
         this.log.warn({ from: target.kind, to: this.targets[this.targetIndex]?.kind }, "failing over to the next target");
         this.queue.push({ ev: { type: "model_retry", notice: "", usage: e.partialUsage } });
-        return;
+        return true;
       }
       this.queue.push({ ev: { type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource), usage: e.partialUsage } });
-      return;
+      return false;
     }
     this.retries[phase]++;
     await sleep(decision.delayMs, controller.signal);
-    if (controller.signal.aborted) return;
+    if (controller.signal.aborted) return true;
     this.queue.push({
       ev: {
         type: "model_retry",
@@ -413,6 +493,7 @@ class GenerationRun {
         usage: e.partialUsage,
       },
     });
+    return true;
   }
 }
 

@@ -2,3 +2,6 @@ export { createRunEngine, type RunEngine, type RunEngineDeps, type TargetResolut
 export { createInProcessDispatcher } from "./dispatcher.js";
 export { chatItemsFromHistory } from "./history.js";
 export { createTargetResolver, type TargetResolverOptions } from "./targets.js";
+export {
+  UNMETERED, estimateTokens, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
+} from "./metering.js";

@@ -18,6 +18,8 @@ export type RunErrorKind =
   | "conversation_too_long"
   | "base_url_refused"
   | "output_cap"
+  | "budget_exhausted"
+  | "rate_limited"
   | "internal";
 
 export interface RunError {
@@ -45,6 +47,8 @@ const TABLE: Record<RunErrorKind, { code: ConnectCodeName; error: ErrorDetails_E
   conversation_too_long: { code: "invalid_argument", error: ErrorDetails_Error.CONVERSATION_TOO_LONG, title: "Conversation too long", retryable: false },
   base_url_refused: { code: "permission_denied", error: ErrorDetails_Error.CUSTOM_MESSAGE, title: "Base URL refused", retryable: false },
   output_cap: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Output limit reached", retryable: false },
+  budget_exhausted: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Usage budget exhausted", retryable: false },
+  rate_limited: { code: "resource_exhausted", error: ErrorDetails_Error.RATE_LIMITED, title: "Rate limit reached", retryable: true },
   internal: { code: "internal", error: ErrorDetails_Error.INTERNAL, title: "Gateway error", retryable: true },
 };
 

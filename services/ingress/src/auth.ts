@@ -2,6 +2,8 @@
 export interface Principal {
   tenantId: string;
   userId: string | undefined;
+  /** The gateway API key used, when one was (per-key rate limits, ledger rows). */
+  keyId?: string | undefined;
 }
 
 /**

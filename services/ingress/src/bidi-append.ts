@@ -1,6 +1,6 @@
 import { trace } from "@opentelemetry/api";
 import type { HandlerContext } from "@connectrpc/connect";
-import type { Bus, RunDispatcher } from "@byok/bus";
+import { principalMeta, type Bus, type RunDispatcher } from "@byok/bus";
 import { decodeClientMessage } from "@byok/protocol";
 import { ATTR, injectTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
@@ -69,7 +69,16 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
             throw invalidArgument(`BidiAppend payload is not a valid agent.v1.AgentClientMessage: ${decoded.reason}`);
           }
           const ref = { tenantId: principal.tenantId, requestId };
-          const carrier = injectTraceContext();
+          // Trace context plus who the run belongs to, stored with the entry for the worker.
+          const carrier = {
+            ...injectTraceContext(),
+            ...principalMeta({
+              userId: principal.userId,
+              keyId: principal.keyId,
+              originalRequestId: headers.originalRequestId,
+              ghostMode: headers.ghostMode,
+            }),
+          };
           let outcome;
           try {
             outcome = await deps.bus.appendInput(ref, req.appendSeqno, payload, carrier);

@@ -1,0 +1,56 @@
+import type { RequestRef, RunPrincipal } from "@byok/bus";
+import type { ProviderKind, Usage } from "@byok/providers";
+import type { RunError } from "@byok/protocol";
+
+/** One provider attempt, as metering sees it. Holds no secrets and no content. */
+export interface AttemptInfo {
+  ref: RequestRef;
+  generation: number;
+  conversationId: string;
+  modelCallId: string;
+  attempt: number;
+  principal: RunPrincipal;
+  /** The Cursor model id the run asked for (the route). */
+  modelId: string;
+  provider: ProviderKind;
+  upstreamModel: string;
+  credentialsSource: "gateway" | "client";
+  /** Rough size of the prompt, for the reservation. */
+  estimatedInputTokens: number;
+  maxOutputTokens: number | undefined;
+}
+
+export type AttemptOutcome = "ok" | "cancelled" | "failed" | "retried" | "interrupted";
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** Exact where the provider reported it, else an estimate (`estimated: true`). */
+  usage: Usage;
+  ttftMs: number | undefined;
+  durationMs: number;
+}
+
+export type Admission = { ok: true; ticket: unknown } | { ok: false; error: RunError };
+
+/**
+ * Metering hooks of the run engine (tenancy issue): rate limits when a run starts, a budget
+ * reservation before every provider attempt, and the ledger row + settlement after it.
+ * `settle` is called exactly once for every admitted attempt, whatever ended it.
+ */
+export interface RunMeter {
+  admitRun(ref: RequestRef, principal: RunPrincipal): Promise<{ ok: true } | { ok: false; error: RunError }>;
+  admitAttempt(a: AttemptInfo): Promise<Admission>;
+  settleAttempt(a: AttemptInfo, ticket: unknown, r: AttemptResult): Promise<void>;
+}
+
+/** Embedded default until tenancy is configured: admits everything, records nothing. */
+export const UNMETERED: RunMeter = {
+  admitRun: async () => ({ ok: true }),
+  admitAttempt: async () => ({ ok: true, ticket: undefined }),
+  settleAttempt: async () => {},
+};
+
+/** chars/4, the usual rough token estimate. */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
