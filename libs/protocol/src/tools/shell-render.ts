@@ -17,7 +17,9 @@ export interface ShellCallInfo {
 }
 
 /** Formats stdout / stderr for the model within the shell budget (stderr gets at most half when both are long). */
-export function formatShellOutput(stdout: string, stderr: string): string {
+export function formatShellOutput(rawStdout: string, rawStderr: string): string {
+  const stdout = rawStdout.replace(/\s+$/, "");
+  const stderr = rawStderr.replace(/\s+$/, "");
   const budgetErr = stderr.length === 0 ? 0 : Math.min(stderr.length, Math.max(MAX_SHELL_MODEL_CHARS / 2, MAX_SHELL_MODEL_CHARS - stdout.length));
   const budgetOut = MAX_SHELL_MODEL_CHARS - budgetErr;
   const parts: string[] = [];
