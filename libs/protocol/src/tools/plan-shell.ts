@@ -20,7 +20,7 @@ export const DEFAULT_AWAIT_BLOCK_MS = 30_000;
  * picks it up). `parsing_result.parsing_failed` is set because the gateway does not parse
  * shell syntax: the client must not treat the command as pre-approved by an allowlist.
  */
-export function planShell(callId: string, toolName: string, a: ShellToolInput, conversationId?: string): ExecPlan {
+export function planShell(callId: string, toolName: string, a: ShellToolInput): ExecPlan {
   const args = create(ShellArgsSchema, {
     command: a.command,
     workingDirectory: a.working_directory ?? "",
@@ -30,7 +30,6 @@ export function planShell(callId: string, toolName: string, a: ShellToolInput, c
     timeoutBehavior: TimeoutBehavior.BACKGROUND,
     description: a.description,
     parsingResult: { parsingFailed: true },
-    conversationId,
   });
   return {
     kind: "exec", callId, toolName, streaming: true,
