@@ -261,6 +261,7 @@ class GenerationRun {
     if (!(await this.deps.bus.saveSnapshot(this.ref, this.generation, this.epoch, encodeSnapshot(snap)))) {
       this.lost = true;
       this.model?.controller.abort();
+      this.log.warn({ reason: "fenced", on: "snapshot" }, "lost ownership of the run");
     }
   }
 
