@@ -117,9 +117,10 @@ describe("worker faults (real processes)", () => {
     expect(result.turnEnded).toBeDefined();
     const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, ref, 1));
     expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
-    // The resumed worker still had its provider stream: it tried to append and was fenced.
+    // The resumed worker still had its provider stream: its next write (output append or
+    // snapshot save) was refused by the epoch fence (or found the run ended), and it stopped.
     await waitFor(
-      () => logRecords(paused!).some((r) => r.msg === "lost ownership of the run" && r.reason === "fenced"),
+      () => logRecords(paused!).some((r) => r.msg === "lost ownership of the run" && (r.reason === "fenced" || r.reason === "ended")),
       15_000,
       "the resumed worker noticing it lost the run",
     );

@@ -1,0 +1,158 @@
+// `npm run bench`: embedded vs distributed, side by side, on this machine. Not a test.
+//   BENCH_TURNS (200)  BENCH_IDLE_STREAMS (10000)  BENCH_TAKEOVER_TRIALS (3)  DATABASE_URL (local Postgres)
+// Distributed mode runs on a private redis-server (so INFO commandstats counts only this run)
+// and a private Postgres schema; the embedded gateway uses in-process PGlite as `npm start` does.
+import { execSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { cpus, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { createStore } from "@byok/store";
+import { callDelta, idleStreams, redisCommandCalls, routesJson, runTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
+import { spawnProc, startRedis, type Proc } from "./services.js";
+import { percentile } from "./stats.js";
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 200);
+const IDLE = Number(process.env.BENCH_IDLE_STREAMS ?? 10_000);
+const TRIALS = Number(process.env.BENCH_TAKEOVER_TRIALS ?? 3);
+/** TTFT turns start evenly over this window; each streams for 3 s, so all of them overlap. */
+const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
+
+interface ModeResult {
+  ttft: TurnsResult;
+  tput: TurnsResult;
+  idle: IdleResult;
+  takeover?: TakeoverResult;
+  redisCallsPerFrame?: { ttft: number; tput: number };
+  redisCalls?: { ttft: ReturnType<typeof callDelta>; tput: ReturnType<typeof callDelta> };
+}
+
+const bs = await startBenchSim();
+const common: Record<string, string> = {
+  GATEWAY_LOG_LEVEL: "warn",
+  GATEWAY_HOST: "127.0.0.1",
+  GATEWAY_PORT: "0",
+  GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
+  BENCH_PROVIDER_KEY: "sk-bench-not-a-real-key-0123456789",
+  GATEWAY_ROUTES_JSON: routesJson(bs.sim.url),
+  // Idle streams are held by a raised not-found wait; heartbeats would make them not idle.
+  GATEWAY_NOT_FOUND_WAIT_MS: "900000",
+  GATEWAY_HEARTBEAT_MS: "60000",
+  // The load generator reads RunSSE without answering KV blob requests.
+  GATEWAY_KV_ACK_TIMEOUT_MS: "300",
+};
+const results: Record<string, ModeResult> = {};
+
+// ---- embedded ------------------------------------------------------------------------------
+{
+  log("embedded: starting the gateway (PGlite)");
+  const gw = await spawnProc("gateway", { ...common, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) });
+  try {
+    await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
+    log(`embedded: ${TURNS} concurrent turns (TTFT)`);
+    const ttft = await runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS);
+    log(`embedded: ${TURNS} concurrent turns (throughput)`);
+    const tput = await runTurns(bs, [gw.url], TURNS, "tput");
+    log(`embedded: ${IDLE} idle streams`);
+    const idle = await idleStreams(gw, IDLE);
+    results.embedded = { ttft, tput, idle };
+  } finally {
+    await gw.kill();
+  }
+}
+
+// ---- distributed ---------------------------------------------------------------------------
+{
+  const redis = await startRedis();
+  const schema = `bench_${randomUUID().slice(0, 8)}`;
+  await (await createStore({ driver: "postgres", url: DATABASE_URL, schema })).close();
+  const env = {
+    ...common,
+    GATEWAY_MODE: "distributed",
+    REDIS_URL: redis.url,
+    DATABASE_URL,
+    GATEWAY_DATABASE_SCHEMA: schema,
+  };
+  const admin = new Redis(redis.url);
+  const procs: Proc[] = [];
+  try {
+    log("distributed: starting 1 ingress + 1 worker (private redis-server, Postgres schema " + schema + ")");
+    const [ingress, worker] = await Promise.all([spawnProc("ingress", env), spawnProc("worker", env)]);
+    procs.push(ingress, worker);
+    await runTurns(bs, [ingress.url], 20, "ttft"); // warm-up
+    log(`distributed: ${TURNS} concurrent turns (TTFT)`);
+    let before = await redisCommandCalls(admin);
+    const ttft = await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS);
+    const ttftCalls = callDelta(before, await redisCommandCalls(admin));
+    log(`distributed: ${TURNS} concurrent turns (throughput)`);
+    before = await redisCommandCalls(admin);
+    const tput = await runTurns(bs, [ingress.url], TURNS, "tput");
+    const tputCalls = callDelta(before, await redisCommandCalls(admin));
+    log(`distributed: ${IDLE} idle streams`);
+    const idle = await idleStreams(ingress, IDLE, admin);
+    log(`distributed: takeover after kill -9 (${TRIALS} trials, default lock/stall settings)`);
+    const workers = [worker, await spawnProc("worker", env)];
+    procs.push(workers[1]!);
+    const to = await takeover(ingress.url, workers, async () => {
+      const p = await spawnProc("worker", env);
+      procs.push(p);
+      return p;
+    }, admin, { name: "runs", prefix: "{byok}" }, TRIALS);
+    results.distributed = {
+      ttft,
+      tput,
+      idle,
+      takeover: to,
+      redisCallsPerFrame: { ttft: Math.round((ttftCalls.total / ttft.frames) * 100) / 100, tput: Math.round((tputCalls.total / tput.frames) * 100) / 100 },
+      redisCalls: { ttft: ttftCalls, tput: tputCalls },
+    };
+  } finally {
+    for (const p of procs) await p.kill();
+    admin.disconnect();
+    await redis.stop();
+    const c = new pg.Client({ connectionString: DATABASE_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+  }
+}
+await bs.sim.close();
+
+// ---- report --------------------------------------------------------------------------------
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, redis-server ${execSync("redis-server --version").toString().match(/v=(\S+)/)?.[1] ?? "?"}, ulimit -n ${execSync("sh -c 'ulimit -n'").toString().trim()}`;
+const e = results.embedded!;
+const d = results.distributed!;
+const row = (label: string, a: string | number, b: string | number) => `| ${label} | ${a} | ${b} |`;
+const to = d.takeover!;
+console.log(
+  [
+    `Machine: ${machine}`,
+    "",
+    "| metric | embedded | distributed (1 ingress + 1 worker) |",
+    "|---|---|---|",
+    row("peak concurrent streaming turns (TTFT run)", e.ttft.peakConcurrent, d.ttft.peakConcurrent),
+    row(`TTFT overhead p50 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP50, d.ttft.ttftOverheadP50),
+    row(`TTFT overhead p99 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP99, d.ttft.ttftOverheadP99),
+    row("turns ok (TTFT run)", `${e.ttft.ok}/${e.ttft.turns}`, `${d.ttft.ok}/${d.ttft.turns}`),
+    row(`delivered frames/s, ${TURNS} concurrent turns × 200 deltas`, e.tput.framesPerSecond, d.tput.framesPerSecond),
+    row("turns ok (throughput run)", `${e.tput.ok}/${e.tput.turns}`, `${d.tput.ok}/${d.tput.turns}`),
+    row(`idle RunSSE streams held`, e.idle.streams, d.idle.streams),
+    row("heap per idle stream (KiB)", e.idle.heapPerStreamKiB, d.idle.heapPerStreamKiB),
+    row("RSS per idle stream (KiB)", e.idle.rssPerStreamKiB, d.idle.rssPerStreamKiB),
+    row("heap before → after (MiB)", `${e.idle.heapBeforeMiB} → ${e.idle.heapAfterMiB}`, `${d.idle.heapBeforeMiB} → ${d.idle.heapAfterMiB}`),
+    row("Redis connections of the ingress, before → with streams", "n/a", `${d.idle.redisConnectionsBefore} → ${d.idle.redisConnectionsAfter}`),
+    row("Redis commands per delivered frame, incl. commands inside scripts (paced / burst)", "n/a", `${d.redisCallsPerFrame!.ttft} / ${d.redisCallsPerFrame!.tput}`),
+    row(
+      `takeover after kill -9: kill → notice (ms), ${TRIALS} trials`,
+      "n/a (one process)",
+      `${to.noticeMs.join(", ")} (p50 ${percentile(to.noticeMs, 50)})`,
+    ),
+    row("kill → first text of the re-run (ms)", "n/a", to.resumedMs.join(", ")),
+  ].join("\n"),
+);
+console.log("\n```json\n" + JSON.stringify({ machine, turns: TURNS, idleStreams: IDLE, results }, null, 2) + "\n```");
+process.exit(0);

@@ -1,0 +1,228 @@
+// Load scenarios. The load generator (this process) drives real gateway processes over HTTP/1.1
+// with the Cursor-protocol test client; the provider simulator runs here too.
+import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { runJobId } from "@byok/bus";
+import { createCursorClient, runRequestMessage, startSimulator, type Simulator, type SimScript } from "@byok/testing";
+import { metric, poll, type Proc } from "./services.js";
+import { percentile, round } from "./stats.js";
+
+export const MODEL = "bench-model";
+
+/** Scripts by prompt kind; the simulator records when it starts answering each tagged prompt. */
+export const SCRIPTS: Record<string, SimScript> = {
+  ttft: { text: Array.from({ length: 60 }, (_, i) => `t${i} `), chunkDelayMs: 50, usage: { inputTokens: 10, outputTokens: 60 } },
+  tput: { text: Array.from({ length: 200 }, (_, i) => `x${i} `), usage: { inputTokens: 10, outputTokens: 200 } },
+  slow: { text: Array.from({ length: 150 }, (_, i) => `s${i} `), chunkDelayMs: 100, usage: { inputTokens: 10, outputTokens: 150 } },
+};
+
+export interface BenchSim {
+  sim: Simulator;
+  /** performance.now() when the simulator started answering the prompt tag (first frame written right after). */
+  answeredAt: Map<string, number>;
+}
+
+export async function startBenchSim(): Promise<BenchSim> {
+  const answeredAt = new Map<string, number>();
+  const sim = await startSimulator({
+    defaultScript: (req) => {
+      const m = /bench-(ttft|tput|slow)-[0-9a-f-]{36}/.exec(req.rawBody);
+      if (!m) return { text: "?" };
+      // A second request for the same prompt is the re-run after a takeover: answer it briefly.
+      if (answeredAt.has(m[0])) return { text: ["resumed ", "after ", "takeover"] };
+      answeredAt.set(m[0], performance.now());
+      return SCRIPTS[m[1]!]!;
+    },
+  });
+  return { sim, answeredAt };
+}
+
+export function routesJson(simUrl: string): string {
+  return JSON.stringify([{ modelId: MODEL, targets: [{ provider: "openai-chat", model: "sim", baseUrl: `${simUrl}/v1`, apiKeyEnv: "BENCH_PROVIDER_KEY" }] }]);
+}
+
+export interface TurnsResult {
+  turns: number;
+  /** Most turns streaming at the same time. */
+  peakConcurrent: number;
+  ok: number;
+  /** Client first text_delta − simulator's first text frame (ms). */
+  ttftOverheadP50: number;
+  ttftOverheadP99: number;
+  frames: number;
+  seconds: number;
+  framesPerSecond: number;
+}
+
+/**
+ * `count` turns over `urls` (round robin), started evenly over `rampMs`. kind `ttft`: 60 deltas
+ * 50 ms apart (3 s each, so with a 3 s ramp all of them stream at once), TTFT overhead measured;
+ * kind `tput`: 200 deltas as fast as the simulator writes them, all started at once, frames/s.
+ */
+export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
+  const clients = urls.map((u) => createCursorClient({ baseUrl: u }));
+  const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0; // the role frame comes first, the first text one delay later
+  const overheads: number[] = [];
+  let frames = 0;
+  let ok = 0;
+  let live = 0;
+  let peakConcurrent = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      if (rampMs > 0) await new Promise((r) => setTimeout(r, (i * rampMs) / count));
+      const tag = `bench-${kind}-${randomUUID()}`;
+      peakConcurrent = Math.max(peakConcurrent, ++live);
+      let first: number | undefined;
+      const r = await clients[i % clients.length]!.runTurn({
+        requestId: `${tag}-r`,
+        message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
+        onMessage: (m) => {
+          if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
+        },
+      });
+      live--;
+      frames += r.messages.length;
+      if (r.end?.ok) ok++;
+      const answered = bs.answeredAt.get(tag);
+      if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    turns: count,
+    peakConcurrent,
+    ok,
+    ttftOverheadP50: round(percentile(overheads, 50)),
+    ttftOverheadP99: round(percentile(overheads, 99)),
+    frames,
+    seconds: round(seconds),
+    framesPerSecond: Math.round(frames / seconds),
+  };
+}
+
+export interface IdleResult {
+  streams: number;
+  heapBeforeMiB: number;
+  heapAfterMiB: number;
+  heapPerStreamKiB: number;
+  rssPerStreamKiB: number;
+  redisConnectionsBefore?: number;
+  redisConnectionsAfter?: number;
+}
+
+/**
+ * Opens `n` idle RunSSE streams on one gateway process: requests that do not exist yet, held
+ * by a raised not-found wait (GATEWAY_NOT_FOUND_WAIT_MS) and a long heartbeat. Heap and RSS from
+ * the process's /metrics (nodejs default metrics), before and after.
+ */
+export async function idleStreams(target: Proc, n: number, redis?: Redis): Promise<IdleResult> {
+  const conns = async () =>
+    redis ? String(await redis.client("LIST")).split("\n").filter((l) => l.includes(` name=${target.name}:`)).length : undefined;
+  const heap = () => metric(target.url, "byok_nodejs_heap_size_used_bytes");
+  const rss = () => metric(target.url, "byok_process_resident_memory_bytes");
+  await new Promise((r) => setTimeout(r, 1_000));
+  const [heapBefore, rssBefore, connsBefore] = [await heap(), await rss(), await conns()];
+  const client = createCursorClient({ baseUrl: target.url });
+  const abort = new AbortController();
+  const opened: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    opened.push(client.runSse(`bench-idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
+    if (i % 500 === 499) await poll(async () => (await metric(target.url, "byok_run_sse_open")) >= i + 1 - 50, 60_000, "streams opening");
+  }
+  await poll(async () => (await metric(target.url, "byok_run_sse_open")) >= n, 120_000, `${n} streams open`);
+  await new Promise((r) => setTimeout(r, 3_000));
+  const [heapAfter, rssAfter, connsAfter] = [await heap(), await rss(), await conns()];
+  abort.abort();
+  await Promise.all(opened);
+  await poll(async () => (await metric(target.url, "byok_run_sse_open")) === 0, 60_000, "streams closed");
+  return {
+    streams: n,
+    heapBeforeMiB: round(heapBefore / 2 ** 20),
+    heapAfterMiB: round(heapAfter / 2 ** 20),
+    heapPerStreamKiB: round((heapAfter - heapBefore) / n / 1024),
+    rssPerStreamKiB: round((rssAfter - rssBefore) / n / 1024),
+    ...(connsBefore !== undefined ? { redisConnectionsBefore: connsBefore } : {}),
+    ...(connsAfter !== undefined ? { redisConnectionsAfter: connsAfter } : {}),
+  };
+}
+
+export interface TakeoverResult {
+  /** kill -9 → server notice at the client (ms), per trial. */
+  noticeMs: number[];
+  /** kill -9 → first text of the new attempt at the client (ms), per trial. */
+  resumedMs: number[];
+}
+
+/**
+ * Kill -9 of the worker running a slow turn, `trials` times; `respawn` replaces the killed one.
+ * Takeover time = kill → the new owner's notice reaches the client.
+ */
+export async function takeover(
+  ingressUrl: string,
+  workers: Proc[],
+  respawn: () => Promise<Proc>,
+  redis: Redis,
+  queue: { name: string; prefix: string },
+  trials: number,
+): Promise<TakeoverResult> {
+  const q = new Queue(queue.name, { connection: redis.duplicate(), prefix: queue.prefix });
+  const res: TakeoverResult = { noticeMs: [], resumedMs: [] };
+  try {
+    for (let t = 0; t < trials; t++) {
+      const tag = `bench-slow-${randomUUID()}`;
+      const ref = { tenantId: "default", requestId: `${tag}-r` };
+      const client = createCursorClient({ baseUrl: ingressUrl });
+      let killedAt: number | undefined;
+      let notice: number | undefined;
+      let resumed: number | undefined;
+      await client.runTurn({
+        requestId: ref.requestId,
+        message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
+        onMessage: async (m) => {
+          if (m.message.case !== "interactionUpdate" || m.message.value.message.case !== "textDelta") return;
+          const d = m.message.value.message.value;
+          if (killedAt === undefined) {
+            const owner = await poll(async () => (await q.getJob(runJobId(ref, 1)))?.processedBy, 10_000, "job owner");
+            const victim = workers.find((w) => w.name === owner);
+            if (!victim) throw new Error(`unknown owner ${owner}`);
+            killedAt = performance.now();
+            await victim.kill("SIGKILL");
+            workers.splice(workers.indexOf(victim), 1);
+            workers.push(await respawn());
+          } else if (d.isServerNotice && notice === undefined) notice = performance.now();
+          else if (notice !== undefined && resumed === undefined) resumed = performance.now();
+        },
+      });
+      if (killedAt !== undefined && notice !== undefined) res.noticeMs.push(Math.round(notice - killedAt));
+      if (killedAt !== undefined && resumed !== undefined) res.resumedMs.push(Math.round(resumed - killedAt));
+    }
+  } finally {
+    await q.close();
+  }
+  return res;
+}
+
+/**
+ * INFO commandstats as command → calls. Redis counts the commands a Lua script runs with
+ * redis.call as well as the EVALSHA itself.
+ */
+export async function redisCommandCalls(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info("commandstats");
+  const out = new Map<string, number>();
+  for (const m of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+/** Per-command call deltas between two INFO snapshots (largest first) and their total. */
+export function callDelta(before: Map<string, number>, after: Map<string, number>): { total: number; byCommand: Record<string, number> } {
+  const delta: [string, number][] = [];
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d > 0) delta.push([k, d]);
+  }
+  delta.sort((a, b) => b[1] - a[1]);
+  return { total: delta.reduce((n, [, d]) => n + d, 0), byCommand: Object.fromEntries(delta) };
+}

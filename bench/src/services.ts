@@ -1,0 +1,131 @@
+// Processes of the benchmark: a private redis-server, distributed services, the embedded gateway.
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const addr = srv.address();
+  srv.close();
+  if (addr === null || typeof addr === "string") throw new Error("no port");
+  return addr.port;
+}
+
+export async function poll<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A private redis-server (no persistence): the benchmark never measures the shared Redis. */
+export async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "byok-bench-redis-"));
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxclients", "50000"], { stdio: "ignore" });
+  const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on("error", () => undefined);
+  await poll(async () => {
+    try {
+      if (probe.status !== "ready") await probe.connect();
+      return (await probe.ping()) === "PONG";
+    } catch {
+      probe.disconnect();
+      return false;
+    }
+  }, 10_000, "redis-server");
+  probe.disconnect();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill("SIGKILL");
+        await once(child, "exit");
+      }
+    },
+  };
+}
+
+export interface Proc {
+  url: string;
+  name: string;
+  pid: number;
+  child: ChildProcess;
+  lines: string[];
+  kill(sig?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * Spawns a service and resolves with its URL once ready. Distributed services print
+ * `BYOK_READY <kind> <url> <name>`; the embedded gateway prints `… listening on <url>`.
+ */
+export async function spawnProc(entry: "ingress" | "worker" | "gateway", env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", `services/${entry}/src/main.ts`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let buf = "";
+  const ready = new Promise<{ url: string; name: string }>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      buf += chunk.toString();
+      let nl: number;
+      while ((nl = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        if (lines.length < 2000) lines.push(line);
+        const m = /^BYOK_READY \S+ (\S+) (\S+)/.exec(line) ?? /listening on (\S+)/.exec(line);
+        if (m) resolve({ url: m[1]!, name: m[2] ?? entry });
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it was ready:\n${lines.slice(-20).join("\n")}`)));
+  });
+  const { url, name } = await ready;
+  return {
+    url,
+    name,
+    pid: child.pid!,
+    child,
+    lines,
+    async kill(sig = "SIGKILL") {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill(sig);
+      await exited;
+    },
+  };
+}
+
+/** A gauge or counter value from a Prometheus text page. */
+export async function metric(baseUrl: string, name: string): Promise<number> {
+  let text = "";
+  for (let attempt = 1; ; attempt++) {
+    try {
+      // A fresh connection each time: a pooled keep-alive socket may have been closed by the server.
+      text = await (await fetch(`${baseUrl}/metrics`, { headers: { connection: "close" } })).text();
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+  if (!line) throw new Error(`metric ${name} not found`);
+  return Number(line.slice(line.lastIndexOf(" ") + 1));
+}
