@@ -14,6 +14,7 @@ import { EventQueue } from "./event-queue.js";
 import { chatItemsFromHistory } from "./history.js";
 import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "./snapshot.js";
 import { estimateTokens, UNMETERED, type AttemptInfo, type AttemptOutcome, type RunMeter } from "./metering.js";
+import { contentStore, type ContentPolicy } from "./metering-content.js";
 
 /** A queued event, with the input entry it came from (for snapshots). */
 interface QueuedEvent {
@@ -38,6 +39,8 @@ export interface RunEngineDeps {
   registerSecret?(secret: string): () => void;
   /** Rate limits, budgets and the usage ledger (default: unmetered). */
   meter?: RunMeter;
+  /** Retention / ghost mode: where a run may write content (default: the store). */
+  content?: ContentPolicy;
 }
 
 export interface RunEngine {
@@ -83,6 +86,8 @@ class GenerationRun {
   private traceCarrier: TraceCarrier = {};
   private principal: RunPrincipal = principalFromMeta(undefined);
   private readonly meter: RunMeter;
+  /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
+  private content: Store;
   private readonly log: Logger;
 
   constructor(
@@ -93,6 +98,7 @@ class GenerationRun {
   ) {
     this.state = initialRunState(ref.requestId, generation);
     this.meter = deps.meter ?? UNMETERED;
+    this.content = deps.store;
     this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
   }
 
@@ -109,6 +115,7 @@ class GenerationRun {
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         this.epoch = await bus.claim(this.ref, this.generation);
         this.principal = principalFromMeta(first?.trace);
+        if (this.deps.content) this.content = contentStore(this.deps.store, await this.deps.content.modeFor(this.ref.tenantId, this.principal));
         if (!(await this.restore())) {
           // A new run: rate limits apply to run starts (not to every append or takeover).
           const admitted = await this.meter.admitRun(this.ref, this.principal);
@@ -328,7 +335,7 @@ class GenerationRun {
       case "store_blobs": {
         const run = this.state.run;
         if (!run) return;
-        for (const b of eff.blobs) await this.deps.store.putBlob(this.ref.tenantId, b.id, b.data);
+        for (const b of eff.blobs) await this.content.putBlob(this.ref.tenantId, b.id, b.data);
         return;
       }
       case "kv_wait": {
@@ -363,7 +370,7 @@ class GenerationRun {
   private async recordHistory(entries: { kind: string; body: Record<string, unknown>; interrupted: boolean }[]): Promise<void> {
     const run = this.state.run;
     if (!run) return;
-    await this.deps.store.appendHistory(
+    await this.content.appendHistory(
       entries.map((e, i) => ({
         tenantId: this.ref.tenantId,
         conversationId: run.conversationId,
@@ -384,7 +391,7 @@ class GenerationRun {
     if (attempt === 1) {
       // A new model call: resolve its targets and reset its retry budget.
       for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
-      await this.deps.store.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });
+      await this.content.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });
       const res = await this.deps.resolveTargets(run, this.ref.tenantId);
       if (!res.ok) {
         this.queue.push({ ev: { type: "run_refused", error: res.error } });
@@ -399,7 +406,7 @@ class GenerationRun {
       this.queue.push({ ev: { type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } } });
       return;
     }
-    const history = await this.deps.store.listHistory(this.ref.tenantId, run.conversationId);
+    const history = await this.content.listHistory(this.ref.tenantId, run.conversationId);
     const controller = new AbortController();
     const token = ++this.callToken;
     this.model = { controller, token };

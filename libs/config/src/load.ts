@@ -30,7 +30,21 @@ export interface GatewayConfig {
   /** Optional allow-list of client base URL hosts; empty = any public host. */
   baseUrlAllowList: string[];
   file: ConfigFile;
+  /** Gateway authentication (issue 6): open (embedded default, loopback only), api_key (distributed default), trusted_header. */
+  auth: AuthConfig;
+  /** GATEWAY_KEK: base64 of 32 bytes (validated shape). Secret. Embedded mode without it generates one into the data dir. */
+  kek: string | undefined;
+  /** GATEWAY_ADMIN_KEY (≥ 16 chars): enables the admin API. Secret. */
+  adminKey: string | undefined;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+}
+
+export type AuthModeName = "open" | "api_key" | "trusted_header";
+
+export interface AuthConfig {
+  mode: AuthModeName;
+  /** GATEWAY_TRUSTED_HEADER_SECRET (trusted_header mode, ≥ 16 chars). Secret. */
+  trustedHeaderSecret: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -57,6 +71,14 @@ const EnvSchema = z.object({
   GATEWAY_ROUTES_JSON: z.string().optional(),
   /** Postgres schema of the store (tests isolate themselves with one each). */
   GATEWAY_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).max(63).optional(),
+  GATEWAY_AUTH_MODE: z.enum(["open", "api_key", "trusted_header"]).optional(),
+  // Secrets: validated by shape only; messages never echo the value.
+  GATEWAY_TRUSTED_HEADER_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  GATEWAY_KEK: z
+    .string()
+    .refine((v) => /^[A-Za-z0-9+/]+={0,2}$/.test(v.trim()) && Buffer.from(v.trim(), "base64").length === 32, "must be base64 of exactly 32 bytes")
+    .optional(),
+  GATEWAY_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
 /** Environment variable for each timer / limit field, e.g. heartbeatMs → GATEWAY_HEARTBEAT_MS. */
@@ -150,6 +172,18 @@ export function loadConfig(
 
   if (store.driver === "postgres" && e.data.GATEWAY_DATABASE_SCHEMA) store.schema = e.data.GATEWAY_DATABASE_SCHEMA;
 
+  const authMode: AuthModeName = e.data.GATEWAY_AUTH_MODE ?? (mode === "embedded" ? "open" : "api_key");
+  if (authMode === "open" && mode === "distributed") {
+    throw new ConfigError("GATEWAY_AUTH_MODE=open is refused in distributed mode: use api_key or trusted_header");
+  }
+  if (mode === "distributed" && !e.data.GATEWAY_KEK) {
+    const r = file.data.routes.find((r) => r.targets.some((t) => t.credentialsRef !== undefined || t.apiKey !== undefined));
+    if (r) throw new ConfigError(`route ${r.modelId}: stored or inline credentials need GATEWAY_KEK (base64 of 32 bytes) in distributed mode`);
+  }
+  if (authMode === "trusted_header" && !e.data.GATEWAY_TRUSTED_HEADER_SECRET) {
+    throw new ConfigError("GATEWAY_AUTH_MODE=trusted_header needs GATEWAY_TRUSTED_HEADER_SECRET (the authenticating proxy's shared secret, ≥ 16 characters)");
+  }
+
   return {
     mode,
     host: e.data.GATEWAY_HOST ?? (mode === "embedded" ? "127.0.0.1" : "0.0.0.0"),
@@ -163,6 +197,9 @@ export function loadConfig(
     allowPrivateBaseUrls: e.data.GATEWAY_ALLOW_PRIVATE_BASE_URLS ?? mode === "embedded",
     baseUrlAllowList: (e.data.GATEWAY_BASE_URL_ALLOW_LIST ?? "").split(",").map((s) => s.trim()).filter(Boolean),
     file: file.data,
+    auth: { mode: authMode, trustedHeaderSecret: e.data.GATEWAY_TRUSTED_HEADER_SECRET },
+    kek: e.data.GATEWAY_KEK?.trim(),
+    adminKey: e.data.GATEWAY_ADMIN_KEY,
     logLevel: e.data.GATEWAY_LOG_LEVEL,
   };
 }

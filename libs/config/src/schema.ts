@@ -18,6 +18,8 @@ export const TimersSchema = z.object({
   newGenerationWaitMs: ms(1_000),
   /** A checkpoint whose blobs the client has not acknowledged by then is skipped. */
   kvAckTimeoutMs: ms(15_000),
+  /** A client tool execution that does not answer by then is aborted; the model gets a tool error. */
+  toolTimeoutMs: ms(600_000),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
 });
@@ -78,6 +80,8 @@ export const RouteTargetSchema = z.object({
   apiKeyEnv: z.string().optional(),
   /** Inline API key; prefer apiKeyEnv. */
   apiKey: z.string().optional(),
+  /** A provider credential of the tenant held encrypted in the store (admin `credential set`). */
+  credentialsRef: z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, . _ : - only").optional(),
   azure: z.object({ deployment: z.string(), apiVersion: z.string().optional() }).optional(),
   bedrock: z
     .object({ region: z.string(), accessKeyIdEnv: z.string().optional(), secretAccessKeyEnv: z.string().optional() })

@@ -1,21 +1,30 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createInProcessDispatcher, createRunEngine, createTargetResolver } from "@byok/agent";
+import { dirname, resolve } from "node:path";
+import { createAdminHandler } from "@byok/admin";
+import { createInProcessDispatcher, createRunEngine } from "@byok/agent";
 import { createMemoryBus, type Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
-import { createIngressHandler, createOpenAuthenticator } from "@byok/ingress";
+import { authenticatorFromConfig, createIngressHandler } from "@byok/ingress";
+import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
-import { createStore, type Store } from "@byok/store";
+import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, registerSecret, type Logger } from "@byok/telemetry";
+import { kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, tenancyEngineDeps } from "@byok/worker";
 import { createProviderAdapters } from "./adapters.js";
+
+/** Path prefix of the admin API on the embedded gateway's port (when GATEWAY_ADMIN_KEY is set). */
+export const ADMIN_PATH_PREFIX = "/admin";
 
 export interface EmbeddedGateway {
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8787 */
   url: string;
   server: Server;
   bus: Bus;
-  store: Store;
+  store: GatewayStore;
   logger: Logger;
+  /** Admin API base URL (`<url>/admin`), when GATEWAY_ADMIN_KEY is set. */
+  adminUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -24,6 +33,9 @@ export interface EmbeddedOptions {
   /** Overrides of the provider retry policy (tests shorten the backoff). */
   retry?: Partial<RetryPolicy>;
   env?: Record<string, string | undefined>;
+  /** Budget guard / rate limiter (default: in memory). Tests share a Redis one across gateways. */
+  budgets?: BudgetGuard;
+  rates?: RateLimiter;
 }
 
 /**
@@ -33,11 +45,29 @@ export interface EmbeddedOptions {
 export async function startEmbeddedGateway(config: GatewayConfig, opts: EmbeddedOptions = {}): Promise<EmbeddedGateway> {
   const logger = opts.logger ?? createLogger({ service: "gateway", level: config.logLevel });
   const metrics = createMetrics();
-  const store = await createStore(
+  // KEK: GATEWAY_KEK when set; else generated once (0600) next to the PGlite data dir (the
+  // standalone admin CLI finds it there too); an in-memory store gets a throw-away key.
+  const kek = await kekFor(
+    config,
     config.store.driver === "pglite"
-      ? { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}) }
-      : { driver: "postgres", url: config.store.url },
+      ? config.store.dataDir ? { dataDir: dirname(config.store.dataDir) } : "ephemeral"
+      : { dataDir: resolve(".data") },
   );
+  const store = await openGatewayStore(config, kek);
+  const env = opts.env ?? process.env;
+  let closeMetering = async () => {};
+  try {
+    await prepareDefaultTenant(store, config);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const metering = opts.budgets && opts.rates ? { budgets: opts.budgets, rates: opts.rates } : memoryMetering(store);
+  if (!opts.budgets || !opts.rates) closeMetering = async () => {
+    await metering.budgets.close();
+    await metering.rates.close();
+  };
+  const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger });
   const bus = createMemoryBus({
     seqnoWindow: config.limits.seqnoWindow,
     maxOutputFrames: config.limits.maxOutputFrames,
@@ -50,12 +80,9 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     bus,
     store,
     adapterFor: (kind: ProviderKind): ProviderAdapter => adapters[kind],
-    resolveTargets: createTargetResolver({
-      routes: config.file.routes,
-      env: opts.env ?? process.env,
-      allowPrivateBaseUrls: config.allowPrivateBaseUrls,
-      baseUrlAllowList: config.baseUrlAllowList,
-    }),
+    resolveTargets: tenancy.resolveTargets,
+    meter: tenancy.meter,
+    content: tenancy.content,
     retryPolicy: retryPolicy(opts.retry),
     timers: config.timers,
     logger,
@@ -65,7 +92,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const handler = createIngressHandler({
     bus,
     dispatcher,
-    auth: createOpenAuthenticator(config.defaultTenant),
+    auth: authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined }),
     timers: config.timers,
     limits: config.limits,
     logger,
@@ -74,15 +101,29 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       await store.migrations();
     },
   });
-  const server = createServer(handler);
+  const admin = config.adminKey
+    ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })
+    : undefined;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const path = req.url ?? "/";
+    if (admin && (path === ADMIN_PATH_PREFIX || path.startsWith(`${ADMIN_PATH_PREFIX}/`))) {
+      // The admin API under /admin on the same port: /admin/v1/tenants → /v1/tenants.
+      req.url = path.slice(ADMIN_PATH_PREFIX.length) || "/";
+      void admin(req, res);
+      return;
+    }
+    handler(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => resolve());
   });
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  const url = `http://${host}:${addr.port}`;
   return {
-    url: `http://${host}:${addr.port}`,
+    url,
+    adminUrl: admin ? `${url}${ADMIN_PATH_PREFIX}` : undefined,
     server,
     bus,
     store,
@@ -92,6 +133,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       await new Promise<void>((r) => server.close(() => r()));
       await dispatcher.close();
       await bus.close();
+      await closeMetering();
       await store.close();
     },
   };

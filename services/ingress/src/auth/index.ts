@@ -4,3 +4,4 @@ export { createTrustedHeaderAuthenticator, TRUSTED_HEADERS, type TrustedHeaderOp
 export { createAuthenticator, isLoopback, AuthConfigError, type AuthMode, type AuthSelection } from "./select.js";
 export { unauthenticated } from "./unauthenticated.js";
 export type { GatewayPrincipal } from "./principal.js";
+export { authenticatorFromConfig, type AuthBackends } from "./from-config.js";

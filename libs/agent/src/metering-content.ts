@@ -1,0 +1,77 @@
+/**
+ * Content policy of a run (issue 6 §6: retention and ghost mode). The engine asks once per
+ * generation, after it knows the run's principal, how it may store content, and then writes
+ * history, blobs and the conversation row through the Store `contentStore` returns.
+ *
+ * - `store`: everything goes to the store (retention `full`).
+ * - `ephemeral`: no conversation, history, checkpoint or blob row is written; the run keeps
+ *   its own history and blobs in memory (ghost mode, retention `none`). Reads still see the
+ *   conversation's stored rows from earlier, non-ephemeral turns.
+ * - `ephemeral_keep_conversation`: as `ephemeral`, but the conversation row (ids and
+ *   timestamps, no content) is written (retention `metadata`).
+ *
+ * Takeover of an ephemeral run rebuilds from the bus snapshot only: the history the previous
+ * owner held in memory is gone, so a cut model call re-runs with what the store holds.
+ */
+import type { RunPrincipal } from "@byok/bus";
+import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "@byok/store";
+
+export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
+
+export interface ContentPolicy {
+  modeFor(tenantId: string, principal: RunPrincipal): Promise<ContentMode>;
+}
+
+/** The Store a run writes content through under `mode`. */
+export function contentStore(store: Store, mode: ContentMode): Store {
+  if (mode === "store") return store;
+  const history: HistoryEntry[] = [];
+  const dedupe = new Set<string>();
+  const blobs = new Map<string, Uint8Array>();
+  const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
+  return {
+    ...store,
+    async upsertConversation(tenantId, conversationId, meta): Promise<ConversationRecord> {
+      if (mode === "ephemeral_keep_conversation") return store.upsertConversation(tenantId, conversationId, meta);
+      const now = new Date();
+      return { tenantId, conversationId, meta: {}, createdAt: now, updatedAt: now };
+    },
+    async appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]> {
+      const out: HistoryEntry[] = [];
+      for (const e of entries) {
+        const d = typeof e.body === "object" && e.body !== null ? (e.body as { dedupeKey?: unknown }).dedupeKey : undefined;
+        const key = typeof d === "string" ? `${e.conversationId}\u0000${e.requestId}\u0000${e.generation}\u0000${d}` : undefined;
+        if (key !== undefined && dedupe.has(key)) continue;
+        if (key !== undefined) dedupe.add(key);
+        const row: HistoryEntry = { ...e, seq: history.length, createdAt: new Date() };
+        history.push(row);
+        out.push(row);
+      }
+      return out;
+    },
+    async listHistory(tenantId, conversationId): Promise<HistoryEntry[]> {
+      const stored = await store.listHistory(tenantId, conversationId);
+      const base = nextSeq(stored);
+      const mine = history.filter((r) => r.tenantId === tenantId && r.conversationId === conversationId).map((r) => ({ ...r, seq: base + r.seq }));
+      return [...stored, ...mine];
+    },
+    async markInterrupted(tenantId, conversationId, seqs): Promise<void> {
+      const base = nextSeq(await store.listHistory(tenantId, conversationId));
+      for (const r of history) if (r.conversationId === conversationId && seqs.includes(base + r.seq)) r.interrupted = true;
+    },
+    async saveCheckpoint(): Promise<void> {},
+    async latestCheckpoint() {
+      return undefined;
+    },
+    async putBlob(_tenantId, blobId, data): Promise<void> {
+      blobs.set(hex(blobId), data);
+    },
+    async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
+      return blobs.get(hex(blobId)) ?? store.getBlob(tenantId, blobId);
+    },
+  };
+}
+
+function nextSeq(rows: HistoryEntry[]): number {
+  return rows.reduce((m, r) => Math.max(m, r.seq + 1), 0);
+}

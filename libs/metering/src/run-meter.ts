@@ -1,0 +1,226 @@
+/**
+ * The run engine's metering hooks (`RunMeter` of @byok/agent) over the store, a BudgetGuard
+ * and a RateLimiter. Typed structurally here so @byok/metering does not depend on the engine;
+ * the services pass `createRunMeter(...)` as the engine's `meter`.
+ *
+ * Sequence (README "How the engine uses it"):
+ * - admitRun (once per new generation): `rates.tryStartRun` for the tenant and the API key.
+ * - admitAttempt: price lookup, reservation = estimated input × input price + max output ×
+ *   output price, `budgets.reserve` (cost charged only for gateway credentials).
+ * - settleAttempt: one ledger row (idempotent per attempt), then `budgets.settle` with the
+ *   real cost and tokens, then `rates.recordTokens`. Client-credential attempts cost 0 and
+ *   count toward token budgets and rate limits only.
+ *
+ * Never throws into the engine for a policy decision; a store or Redis failure while admitting
+ * refuses the attempt with an `internal` error (fail closed: nothing unmetered runs).
+ */
+import type { BudgetLimits, GatewayStore, LedgerEntry, RateLimits, TenantRecord } from "@byok/store";
+import type { BudgetGuard, Reservation } from "./budget/types.js";
+import { costMicroUsd, estimateReservation, usageTokens, type Price } from "./pricing.js";
+import type { RateLimiter } from "./rate/types.js";
+
+/** Same shape as @byok/bus RunPrincipal. */
+export interface MeterPrincipal {
+  userId: string | undefined;
+  keyId: string | undefined;
+  originalRequestId: string | undefined;
+  ghostMode: boolean;
+}
+
+/** Same shape as @byok/agent AttemptInfo. */
+export interface MeterAttempt {
+  ref: { tenantId: string; requestId: string };
+  generation: number;
+  conversationId: string;
+  modelCallId: string;
+  attempt: number;
+  principal: MeterPrincipal;
+  modelId: string;
+  provider: string;
+  upstreamModel: string;
+  credentialsSource: "gateway" | "client";
+  estimatedInputTokens: number;
+  maxOutputTokens: number | undefined;
+}
+
+/** Same shape as @byok/agent AttemptResult. */
+export interface MeterResult {
+  outcome: "ok" | "cancelled" | "failed" | "retried" | "interrupted";
+  usage: {
+    inputTokens: number;
+    outputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    reasoningTokens: number;
+    estimated: boolean;
+    raw?: unknown;
+  };
+  ttftMs: number | undefined;
+  durationMs: number;
+}
+
+/** The run errors this meter produces (a subset of @byok/protocol RunError). */
+export interface MeterError {
+  kind: "budget_exhausted" | "rate_limited" | "internal";
+  message: string;
+}
+
+export interface RunMeterImpl {
+  admitRun(ref: { tenantId: string; requestId: string }, principal: MeterPrincipal): Promise<{ ok: true } | { ok: false; error: MeterError }>;
+  admitAttempt(a: MeterAttempt): Promise<{ ok: true; ticket: unknown } | { ok: false; error: MeterError }>;
+  settleAttempt(a: MeterAttempt, ticket: unknown, r: MeterResult): Promise<void>;
+}
+
+export interface RunMeterOptions {
+  store: Pick<GatewayStore, "tenants" | "prices" | "ledger">;
+  budgets: BudgetGuard;
+  rates: RateLimiter;
+  /** Reserved output when the target sets no maxOutputTokens (default 4096). */
+  defaultMaxOutputTokens?: number;
+  /** Told about store/Redis failures (never given secrets or content). */
+  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "settle") => void;
+  now?: () => Date;
+}
+
+interface Ticket {
+  reservation: Reservation;
+  price: Price | undefined;
+}
+
+const UNAVAILABLE: MeterError = { kind: "internal", message: "Usage metering is unavailable right now; please retry." };
+
+export function createRunMeter(opts: RunMeterOptions): RunMeterImpl {
+  const { store, budgets, rates } = opts;
+  const now = opts.now ?? (() => new Date());
+  const defaultMaxOut = opts.defaultMaxOutputTokens ?? 4096;
+
+  async function tenantOf(tenantId: string): Promise<TenantRecord | undefined> {
+    return store.tenants.get(tenantId);
+  }
+
+  async function userLimits(tenant: TenantRecord | undefined, tenantId: string, userId: string | undefined): Promise<BudgetLimits | undefined> {
+    if (userId === undefined) return undefined;
+    const user = await store.tenants.getUser(tenantId, userId);
+    const own = user?.limits ?? {};
+    const merged: BudgetLimits = { ...tenant?.limits.perUser, ...own };
+    return Object.keys(merged).length > 0 ? merged : undefined;
+  }
+
+  return {
+    async admitRun(ref, principal) {
+      try {
+        const tenant = await tenantOf(ref.tenantId);
+        const limits: { tenant?: RateLimits; key?: RateLimits } = {};
+        if (tenant?.limits.rate) limits.tenant = tenant.limits.rate;
+        if (tenant?.limits.perKeyRate && principal.keyId !== undefined) limits.key = tenant.limits.perKeyRate;
+        const r = await rates.tryStartRun({ tenantId: ref.tenantId, keyId: principal.keyId, limits, now: now() });
+        return r.ok ? { ok: true } : { ok: false, error: { kind: "rate_limited", message: r.refused.message } };
+      } catch (err) {
+        opts.onError?.(err, "admit_run");
+        return { ok: false, error: UNAVAILABLE };
+      }
+    },
+
+    async admitAttempt(a) {
+      try {
+        const at = now();
+        const tenant = await tenantOf(a.ref.tenantId);
+        const price = toPrice(await store.prices.at(a.provider, a.upstreamModel, at));
+        const estimate = estimateReservation({ inputTokens: a.estimatedInputTokens, maxOutputTokens: a.maxOutputTokens ?? defaultMaxOut }, price);
+        const chargeCost = a.credentialsSource === "gateway";
+        const r = await budgets.reserve({
+          tenantId: a.ref.tenantId,
+          userId: a.principal.userId,
+          limits: { tenant: tenant?.limits.tenant, user: await userLimits(tenant, a.ref.tenantId, a.principal.userId) },
+          estimate: chargeCost ? estimate : { costMicroUsd: 0, tokens: estimate.tokens },
+          chargeCost,
+          now: at,
+        });
+        if (!r.ok) return { ok: false, error: { kind: "budget_exhausted", message: r.refused.message } };
+        const ticket: Ticket = { reservation: r.reservation, price };
+        return { ok: true, ticket };
+      } catch (err) {
+        opts.onError?.(err, "admit_attempt");
+        return { ok: false, error: UNAVAILABLE };
+      }
+    },
+
+    async settleAttempt(a, ticket, r) {
+      const t = isTicket(ticket) ? ticket : undefined;
+      const u = r.usage;
+      const counts = {
+        inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens,
+        cacheWriteTokens: u.cacheWriteTokens, reasoningTokens: u.reasoningTokens,
+      };
+      const tokens = usageTokens(counts);
+      // An interrupted attempt is recorded by the worker that took over: it holds no ticket,
+      // so it prices the row itself (the dead worker's reservation stays counted until the
+      // counter is rebuilt from the ledger).
+      const price = t ? t.price : toPrice(await store.prices.at(a.provider, a.upstreamModel, now()).catch(() => undefined));
+      const cost = a.credentialsSource === "gateway" && price ? costMicroUsd(counts, price) : 0;
+      const entry: LedgerEntry = {
+        tenantId: a.ref.tenantId,
+        userId: a.principal.userId,
+        keyId: a.principal.keyId,
+        conversationId: a.conversationId,
+        requestId: a.ref.requestId,
+        originalRequestId: a.principal.originalRequestId,
+        generation: a.generation,
+        modelCallId: a.modelCallId,
+        attempt: a.attempt,
+        provider: a.provider,
+        upstreamModel: a.upstreamModel,
+        route: a.modelId,
+        credentialsSource: a.credentialsSource,
+        rawUsage: u.estimated ? null : countsOnly(u.raw),
+        ...counts,
+        estimated: u.estimated,
+        priceVersion: price?.version,
+        costMicroUsd: cost,
+        ttftMs: r.ttftMs,
+        durationMs: Math.max(0, Math.round(r.durationMs)),
+        outcome: r.outcome,
+      };
+      let failure: unknown;
+      try {
+        await store.ledger.record(entry);
+      } catch (err) {
+        failure = err;
+        opts.onError?.(err, "settle");
+      }
+      try {
+        if (t) await budgets.settle(t.reservation, { costMicroUsd: cost, tokens });
+        if (tokens > 0) await rates.recordTokens({ tenantId: a.ref.tenantId, keyId: a.principal.keyId, now: now() }, tokens);
+      } catch (err) {
+        failure ??= err;
+        opts.onError?.(err, "settle");
+      }
+      if (failure !== undefined) throw failure;
+    },
+  };
+}
+
+function toPrice(p: Price | undefined): Price | undefined {
+  return p === undefined
+    ? undefined
+    : { version: p.version, inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok, cacheReadPerMTok: p.cacheReadPerMTok, cacheWritePerMTok: p.cacheWritePerMTok };
+}
+
+function isTicket(t: unknown): t is Ticket {
+  return typeof t === "object" && t !== null && "reservation" in t;
+}
+
+/**
+ * The provider's raw usage object, keeping only numbers, booleans and nested objects of them
+ * (ledger rows hold counts, never text).
+ */
+function countsOnly(raw: unknown, depth = 0): unknown {
+  if (typeof raw === "number" || typeof raw === "boolean") return raw;
+  if (raw === null || typeof raw !== "object" || depth > 4) return null;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
+    const c = countsOnly(v, depth + 1);
+    if (c !== null) out[k] = c;
+  }
+  return out;
+}
