@@ -5,8 +5,8 @@ import {
 } from "@byok/providers";
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
-  heldEnd, readRunStart, resumeRunState, runErrorFromProvider, step, type Effect, type RunError, type RunEvent,
-  type RunStart, type RunState,
+  readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step, toolContextOf, toolsFor,
+  type Effect, type RunError, type RunEvent, type RunPolicy, type RunStart, type RunState,
 } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
@@ -31,16 +31,23 @@ export interface RunEngineDeps {
   /** Route + credentials → ordered targets (README "Model routing"); may look up the tenant's routes. */
   resolveTargets(run: RunStart, tenantId: string): TargetResolution | Promise<TargetResolution>;
   retryPolicy: RetryPolicy;
-  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number };
+  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number; toolTimeoutMs: number };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */
   defaultInstructions?: string;
   /** Called with every secret a run handles (client BYOK keys) so logs scrub it; returns a release. */
   registerSecret?(secret: string): () => void;
+  /** The web search backend; absent = web search is disabled by policy (the default). */
+  webSearch?: WebSearchBackend;
   /** Rate limits, budgets and the usage ledger (default: unmetered). */
   meter?: RunMeter;
   /** Retention / ghost mode: where a run may write content (default: the store). */
   content?: ContentPolicy;
+}
+
+/** A pluggable web search backend (off by default). */
+export interface WebSearchBackend {
+  search(query: string, signal: AbortSignal): Promise<{ title: string; url: string; snippet: string }[]>;
 }
 
 export interface RunEngine {
@@ -88,6 +95,7 @@ class GenerationRun {
   private readonly meter: RunMeter;
   /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
   private content: Store;
+  private readonly policy: RunPolicy;
   private readonly log: Logger;
 
   constructor(
@@ -96,7 +104,8 @@ class GenerationRun {
     private readonly generation: number,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.state = initialRunState(ref.requestId, generation);
+    this.policy = { toolTimeoutMs: deps.timers.toolTimeoutMs, webSearch: deps.webSearch !== undefined };
+    this.state = initialRunState(ref.requestId, generation, this.policy);
     this.meter = deps.meter ?? UNMETERED;
     this.content = deps.store;
     this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
@@ -181,15 +190,15 @@ class GenerationRun {
       const decoded = entry && decodeClientMessage(entry.payload);
       if (decoded?.ok && decoded.message.message.case === "runRequest") run = readRunStart(decoded.message.message.value, this.ref.requestId);
     }
-    this.state = resumeRunState(this.ref.requestId, this.generation, { ...snap, run });
+    this.state = restoreRunState(this.ref.requestId, this.generation, this.policy, snap.state, run);
     this.inputIndex = snap.inputIndex;
     this.processedInput = snap.inputIndex;
     this.runRequestIndex = snap.runRequestIndex;
     this.outputFrames = snap.outputFrames;
     this.retries = snap.retries;
     this.targetIndex = snap.targetIndex;
-    this.log.warn({ phase: snap.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
-    if (run && (this.state.phase === "model_call" || this.state.phase === "finishing")) {
+    this.log.warn({ phase: snap.state.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
+    if (run && this.state.phase !== "awaiting_run" && this.state.phase !== "ended") {
       // The provider stream of the previous owner is gone: re-run the pass from stored history.
       const res = await this.deps.resolveTargets(run, this.ref.tenantId);
       if (res.ok) this.targets = res.targets;
@@ -198,16 +207,17 @@ class GenerationRun {
         ev: {
           type: "resume",
           notice: "\n\n[the gateway moved this run to another worker; continuing from the last saved point …]\n\n",
-          heldEnd: snap.heldEnd,
+          heldEnd: snap.state.heldEnd,
         },
       });
     }
-    if (run && snap.current && snap.phase === "model_call") {
+    const cut = snap.state.current;
+    if (run && cut && snap.state.phase === "model_call") {
       // The cut attempt's ledger row comes from the worker that takes over.
       const target = this.targets[this.targetIndex];
       if (target) {
-        const info = this.attemptInfo(run, target, snap.current.modelCallId, snap.attempt, 0);
-        const chars = snap.current.text.length + snap.current.thinkingText.length;
+        const info = this.attemptInfo(run, target, cut.modelCallId, snap.state.attempt, 0);
+        const chars = cut.text.length + cut.thinkingText.length;
         await this.meter.settleAttempt(info, undefined, {
           outcome: "interrupted",
           usage: { ...this.estimate(0, chars), estimated: true },
@@ -217,6 +227,21 @@ class GenerationRun {
       }
     }
     return true;
+  }
+
+  private async runWebSearch(callId: string, query: string): Promise<void> {
+    const backend = this.deps.webSearch;
+    let result: { hits: { title: string; url: string; snippet: string }[] } | { error: string };
+    if (!backend) result = { error: "web search is disabled by policy" };
+    else {
+      try {
+        result = { hits: await backend.search(query, AbortSignal.timeout(this.deps.timers.toolTimeoutMs)) };
+      } catch (err) {
+        this.log.warn({ err }, "web search backend failed");
+        result = { error: "the web search backend failed" };
+      }
+    }
+    this.queue.push({ ev: { type: "web_search_result", callId, result } });
   }
 
   private attemptInfo(run: RunStart, target: ProviderTarget, modelCallId: string, attempt: number, inputChars: number): AttemptInfo {
@@ -244,26 +269,14 @@ class GenerationRun {
   }
 
   private async saveSnapshot(): Promise<void> {
-    const s = this.state;
-    const c = s.current;
     const snap: RunSnapshot = {
-      v: 1,
+      v: 2,
       inputIndex: this.processedInput,
       runRequestIndex: this.runRequestIndex,
-      phase: s.phase,
-      modelCalls: s.modelCalls,
-      attempt: s.attempt,
-      steps: s.steps,
-      usage: s.usage,
-      current: c && {
-        modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
-        reasoning: [...c.reasoning], toolCalls: [...c.toolCalls], outputStarted: c.outputStarted,
-      },
       outputFrames: this.outputFrames,
       retries: this.retries,
       targetIndex: this.targetIndex,
-      knownBlobs: [...s.gate.known],
-      heldEnd: heldEnd(s.gate),
+      state: snapshotRunState(this.state),
     };
     if (!(await this.deps.bus.saveSnapshot(this.ref, this.generation, this.epoch, encodeSnapshot(snap)))) {
       this.lost = true;
@@ -271,6 +284,7 @@ class GenerationRun {
       this.log.warn({ reason: "fenced", on: "snapshot" }, "lost ownership of the run");
     }
   }
+
 
   private async pumpInput(): Promise<void> {
     const entries = await this.deps.bus.readInput(this.ref, this.generation, this.inputIndex);
@@ -338,6 +352,16 @@ class GenerationRun {
         for (const b of eff.blobs) await this.content.putBlob(this.ref.tenantId, b.id, b.data);
         return;
       }
+      case "tool_timer": {
+        const { callId, bridgeId } = eff;
+        const t = setTimeout(() => this.queue.push({ ev: { type: "tool_timeout", callId, bridgeId } }), eff.ms);
+        t.unref();
+        this.timers.push(t);
+        return;
+      }
+      case "web_search":
+        void this.runWebSearch(eff.callId, eff.query);
+        return;
       case "kv_wait": {
         const seq = eff.seq;
         const t = setTimeout(() => this.queue.push({ ev: { type: "kv_timeout", seq } }), this.deps.timers.kvAckTimeoutMs);
@@ -379,7 +403,7 @@ class GenerationRun {
         turn: 0,
         kind: e.kind,
         // Idempotent per (kind, model call, attempt): a new owner may re-append what the old one stored.
-        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
+        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
         interrupted: e.interrupted,
       })),
     );
@@ -442,7 +466,8 @@ class GenerationRun {
       attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
     });
     try {
-      for await (const ev of adapter.stream({ ...req, target, tools: [], signal: controller.signal })) {
+      const tools = toolsFor(toolContextOf(this.state, Date.now()));
+      for await (const ev of adapter.stream({ ...req, target, tools, signal: controller.signal })) {
         firstEventAt ??= Date.now();
         if (ev.type === "completed") {
           usage = ev.usage;

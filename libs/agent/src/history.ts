@@ -22,6 +22,14 @@ export function chatItemsFromHistory(entries: readonly HistoryEntry[]): ChatItem
         ...(reasoning.length ? { reasoning } : {}),
         ...(toolCalls.length ? { toolCalls } : {}),
       });
+    } else if (e.kind === "tool") {
+      items.push({
+        role: "tool",
+        toolCallId: String(body.toolCallId ?? ""),
+        name: String(body.name ?? ""),
+        output: String(body.output ?? ""),
+        ...(body.isError === true ? { isError: true } : {}),
+      });
     }
   }
   return items;

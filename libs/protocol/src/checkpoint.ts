@@ -1,7 +1,7 @@
-import { clone, create } from "@bufbuild/protobuf";
+import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
-  ConversationStateStructureSchema, ConversationTokenDetailsSchema,
-  type AgentMode, type ConversationStateStructure, type ConversationStep,
+  ConversationStateStructureSchema, ConversationTokenDetailsSchema, TodoItemSchema,
+  type AgentMode, type ConversationStateStructure, type ConversationStep, type TodoItem,
 } from "@byok/wire";
 import { buildTurnBlobs, type Blob } from "./blobs.js";
 
@@ -25,12 +25,14 @@ export function buildCheckpoint(
   turn: TurnView,
   tokens: { used: number; max: number },
   pendingToolCalls: readonly string[] = [],
+  todos: readonly TodoItem[] = [],
 ): { state: ConversationStateStructure; blobs: Blob[] } {
   const t = buildTurnBlobs(turn);
   const state = base ? clone(ConversationStateStructureSchema, base) : create(ConversationStateStructureSchema, {});
   state.turns = [...(base?.turns ?? []), t.turnId];
   state.mode = turn.mode;
   state.pendingToolCalls = [...pendingToolCalls];
+  if (todos.length) state.todos = todos.map((t) => toBinary(TodoItemSchema, t));
   state.tokenDetails = create(ConversationTokenDetailsSchema, { usedTokens: tokens.used, maxTokens: tokens.max });
   return { state, blobs: t.blobs };
 }

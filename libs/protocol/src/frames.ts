@@ -1,7 +1,9 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
-  AgentServerMessageSchema, ConversationStateStructureSchema, InteractionUpdateSchema,
-  type AgentServerMessage, type ConversationStateStructure, type InteractionUpdate,
+  AgentServerMessageSchema, ConversationStateStructureSchema, ExecServerControlMessageSchema, ExecServerMessageSchema,
+  InteractionQuerySchema, InteractionUpdateSchema,
+  type AgentServerMessage, type ConversationStateStructure, type ExecServerMessage, type InteractionQuery,
+  type InteractionUpdate, type ToolCall,
 } from "@byok/wire";
 import type { Usage } from "@byok/providers";
 
@@ -29,6 +31,33 @@ export const frames = {
     return update({
       case: "partialToolCall",
       value: { $typeName: "agent.v1.PartialToolCallUpdate", callId, modelCallId, argsTextDelta },
+    });
+  },
+  toolCallStarted(callId: string, modelCallId: string, toolCall: ToolCall): AgentServerMessage {
+    return update({ case: "toolCallStarted", value: { $typeName: "agent.v1.ToolCallStartedUpdate", callId, modelCallId, toolCall } });
+  },
+  toolCallCompleted(callId: string, modelCallId: string, toolCall: ToolCall): AgentServerMessage {
+    return update({ case: "toolCallCompleted", value: { $typeName: "agent.v1.ToolCallCompletedUpdate", callId, modelCallId, toolCall } });
+  },
+  interactionUpdate(message: InteractionUpdate["message"]): AgentServerMessage {
+    return update(message);
+  },
+  exec(id: number, execId: string, message: ExecServerMessage["message"]): AgentServerMessage {
+    return create(AgentServerMessageSchema, {
+      message: { case: "execServerMessage", value: create(ExecServerMessageSchema, { id, execId, message }) },
+    });
+  },
+  execAbort(id: number): AgentServerMessage {
+    return create(AgentServerMessageSchema, {
+      message: {
+        case: "execServerControlMessage",
+        value: create(ExecServerControlMessageSchema, { message: { case: "abort", value: { $typeName: "agent.v1.ExecServerAbort", id } } }),
+      },
+    });
+  },
+  interactionQuery(id: number, query: InteractionQuery["query"]): AgentServerMessage {
+    return create(AgentServerMessageSchema, {
+      message: { case: "interactionQuery", value: create(InteractionQuerySchema, { id, query }) },
     });
   },
   heartbeat(): AgentServerMessage {

@@ -10,3 +10,4 @@ export * from "./machine.js";
 export * from "./tools/index.js";
 export * from "./gate.js";
 export * from "./blobs.js";
+export * from "./snapshot.js";

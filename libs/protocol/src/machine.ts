@@ -1,6 +1,5 @@
-import type { AgentServerMessage } from "@byok/wire";
-import type { ProviderEvent, Usage } from "@byok/providers";
-import type { Blob } from "./blobs.js";
+import { AgentMode } from "@byok/wire";
+import type { Usage } from "@byok/providers";
 import type { ClientEvent } from "./classify.js";
 import { buildCheckpoint, type TurnView } from "./checkpoint.js";
 import { endFor, type EndDecision, type RunError } from "./errors.js";
@@ -12,6 +11,13 @@ import {
 import { readRunStart, type RunStart } from "./run-request.js";
 import { startAttempt, translateEvent, type AttemptTranslation } from "./translate.js";
 import { addUsage, ZERO_USAGE } from "./usage.js";
+import type { Draft, Effect, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
+import {
+  abortPendingExecs, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout, onWebSearchResult, startTools,
+} from "./tool-loop.js";
+
+export type { Effect, HistoryRecord, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
+export { toolContextOf, type ToolLoop, type PendingTool } from "./tool-loop.js";
 
 /**
  * The per-generation run state machine. Pure: `step(state, event)` returns the next state and
@@ -25,66 +31,13 @@ import { addUsage, ZERO_USAGE } from "./usage.js";
  * Every frame leaves through the output gate (gate.ts): in production order, a checkpoint
  * holding what follows it until the client has its blobs.
  */
-export type Phase = "awaiting_run" | "model_call" | "finishing" | "ended";
+export const DEFAULT_RUN_POLICY: RunPolicy = { toolTimeoutMs: 600_000, webSearch: false };
 
-export interface RunState {
-  readonly phase: Phase;
-  readonly requestId: string;
-  readonly generation: number;
-  readonly run: RunStart | undefined;
-  /** Model calls started in this generation; ids derive from it. */
-  readonly modelCalls: number;
-  readonly attempt: number;
-  readonly current: AttemptTranslation | undefined;
-  /** Completed steps of the turn, for checkpoints. */
-  readonly steps: TurnView["steps"];
-  /** Usage summed over every attempt of the turn. */
-  readonly usage: Usage;
-  readonly unknownLogged: boolean;
-  readonly gate: OutputGate;
-}
-
-export type RunEvent =
-  | { type: "client"; event: ClientEvent }
-  | { type: "model"; event: ProviderEvent; nowMs: number }
-  /** The engine's retry policy decided to re-run the current model call. */
-  | { type: "model_retry"; notice: string; usage: Usage | undefined }
-  | { type: "model_failed"; error: RunError; usage: Usage | undefined }
-  /** The run cannot start (routing refused, unknown model ...). */
-  | { type: "run_refused"; error: RunError }
-  | { type: "reader_gone" }
-  | { type: "output_cap"; limit: number }
-  /** The KV acknowledgement wait of checkpoint `seq` ran out. */
-  | { type: "kv_timeout"; seq: number }
-  /** This owner took the run over: re-run a cut model call (after `notice`) or finish a held end. */
-  | { type: "resume"; notice: string; heldEnd: EndDecision | undefined };
-
-/** A history entry the engine stores (kind + JSON body), see docs/architecture.md. */
-export interface HistoryRecord {
-  kind: "user" | "assistant";
-  body: Record<string, unknown>;
-  interrupted: boolean;
-}
-
-export type Effect =
-  | { type: "emit"; frames: AgentServerMessage[] }
-  | { type: "start_model_call"; modelCallId: string; attempt: number }
-  | { type: "abort_model_call" }
-  | { type: "record_history"; entries: HistoryRecord[] }
-  | { type: "end"; decision: EndDecision }
-  /** Persist blobs the client is being sent (content-addressed). */
-  | { type: "store_blobs"; blobs: Blob[] }
-  /** Start the acknowledgement timer of checkpoint `seq` (→ kv_timeout). */
-  | { type: "kv_wait"; seq: number }
-  | { type: "log"; level: "info" | "warn"; message: string; fields?: Record<string, unknown> };
-
-/** What the transitions below produce; `gated()` turns output into gate effects. */
-type Draft = Effect | { type: "checkpoint"; steps: TurnView["steps"] };
-
-export function initialRunState(requestId: string, generation: number): RunState {
+export function initialRunState(requestId: string, generation: number, policy: RunPolicy = DEFAULT_RUN_POLICY): RunState {
   return {
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
+    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy,
   };
 }
 
@@ -97,23 +50,33 @@ export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
 /** Routes drafts through the output gate and derives the phase (`finishing` while an end is held). */
 function gated(s: RunState, drafts: Draft[]): { state: RunState; effects: Effect[] } {
-  let gate = s.gate;
+  let cur = s;
   const effects: Effect[] = [];
   const take = (r: GateResult) => {
-    gate = r.gate;
+    cur = { ...cur, gate: r.gate };
     effects.push(...r.effects);
   };
   for (const d of drafts) {
-    if (d.type === "emit") take(gateFrames(gate, d.frames));
-    else if (d.type === "end") take(gateEnd(gate, d.decision));
+    if (d.type === "emit") take(gateFrames(cur.gate, d.frames));
+    else if (d.type === "end") take(gateEnd(cur.gate, d.decision));
     else if (d.type === "checkpoint") {
-      const cp = checkpointOf(s, d.steps);
-      if (cp) take(gateCheckpoint(gate, cp.state, cp.blobs));
+      const cp = checkpointOf(cur, d.steps, d.pendingToolCalls ?? []);
+      if (cp) take(gateCheckpoint(cur.gate, cp.state, cp.blobs));
+    } else if (d.type === "next_pass") {
+      const n = cur.modelCalls + 1;
+      const modelCallId = modelCallIdFor(cur.generation, n);
+      cur = { ...cur, phase: "model_call", modelCalls: n, attempt: 1, current: startAttempt(modelCallId) };
+      effects.push({ type: "start_model_call", modelCallId, attempt: 1 });
     } else effects.push(d);
   }
   const ended = effects.some((e) => e.type === "end");
-  const phase: Phase = ended ? "ended" : endHeld(gate) ? "finishing" : s.phase;
-  return { state: { ...s, gate, phase }, effects };
+  const phase: Phase = ended ? "ended" : endHeld(cur.gate) ? "finishing" : cur.phase;
+  return { state: { ...cur, phase }, effects };
+}
+
+/** Runs a tool-loop step and gates its drafts. */
+function toolStep(r: { state: RunState; drafts: Draft[] }): { state: RunState; effects: Effect[] } {
+  return gated(r.state, r.drafts);
 }
 
 /** Applies a gate result whose effects are final output (never gated again). */
@@ -123,14 +86,16 @@ function fromGate(s: RunState, r: GateResult): { state: RunState; effects: Effec
   return { state: { ...s, gate: r.gate, phase }, effects: r.effects };
 }
 
-function checkpointOf(s: RunState, steps: TurnView["steps"]) {
+function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolCalls: readonly string[] = []) {
   const run = s.run;
   if (!run) return undefined;
   const used = s.usage.inputTokens + s.usage.cacheReadTokens + s.usage.cacheWriteTokens + s.usage.outputTokens;
   return buildCheckpoint(
     run.conversationState,
-    { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: run.mode, steps },
+    { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: s.mode, steps },
     { used, max: DEFAULT_CONTEXT_WINDOW },
+    pendingToolCalls,
+    s.todos,
   );
 }
 
@@ -155,6 +120,8 @@ function attemptOutput(t: AttemptTranslation, attempt: number): { steps: TurnVie
 function endInterrupted(s: RunState, decision: EndDecision, opts: { abort: boolean; checkpoint: boolean }): { state: RunState; effects: Effect[] } {
   const drafts: Draft[] = [];
   if (opts.abort) drafts.push({ type: "abort_model_call" });
+  // Pending client executions are aborted (PROTOCOL.md "Ending a stream").
+  if (s.phase === "tools") drafts.push(...abortPendingExecs(s));
   let steps = s.steps;
   if (s.current) {
     const out = attemptOutput(s.current, s.attempt);
@@ -163,7 +130,7 @@ function endInterrupted(s: RunState, decision: EndDecision, opts: { abort: boole
   }
   if (opts.checkpoint) drafts.push({ type: "checkpoint", steps });
   drafts.push({ type: "end", decision });
-  return gated({ ...s, steps, current: undefined }, drafts);
+  return gated({ ...s, steps, current: undefined, tools: undefined }, drafts);
 }
 
 export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
@@ -178,13 +145,19 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       const drafts: Draft[] = r.frames.length ? [{ type: "emit", frames: r.frames }] : [];
       const next = { ...s, current: r.t };
       if (ev.event.type !== "completed") return gated(next, drafts);
-      // The pass completed: final checkpoint, turn_ended with usage summed over attempts, end {}.
       const out = attemptOutput(r.t, s.attempt);
       const usage = addUsage(s.usage, ev.event.usage);
       const steps = [...s.steps, ...out.steps];
       if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: false }] });
+      const done: RunState = { ...next, usage, steps, current: undefined };
+      if (r.t.toolCalls.length > 0) {
+        // The model asked for tools: run them through the bridges, then the next pass.
+        const t = startTools(done, r.t.toolCalls, r.t.modelCallId, ev.nowMs);
+        return gated(t.state, [...drafts, ...t.drafts]);
+      }
+      // The turn is done: final checkpoint, turn_ended with usage summed over attempts, end {}.
       drafts.push({ type: "checkpoint", steps }, { type: "emit", frames: [frames.turnEnded(usage)] }, { type: "end", decision: { ok: true } });
-      return gated({ ...next, usage, steps, current: undefined }, drafts);
+      return gated(done, drafts);
     }
     case "model_retry": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
@@ -232,6 +205,10 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     }
     case "resume":
       return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
+    case "tool_timeout":
+      return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
+    case "web_search_result":
+      return s.phase === "tools" ? toolStep(onWebSearchResult(s, ev.callId, ev.result)) : { state: s, effects: [] };
   }
 }
 
@@ -259,12 +236,18 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
         const reason = e.action.action.case === "cancelAction" && e.action.action.value.reason;
         return endInterrupted(s, endFor({ kind: "canceled", message: reason ? `Canceled: ${reason}` : "Canceled by the client." }), {
           abort: s.phase === "model_call",
-          checkpoint: s.phase === "model_call",
+          checkpoint: s.phase === "model_call" || s.phase === "tools",
         });
       }
       return { state: s, effects: [{ type: "log", level: "info", message: "conversation action not handled yet", fields: { action: e.actionKind } }] };
     case "kv_client_message":
       return onKv(s, e);
+    case "exec_client_message":
+      return s.phase === "tools" ? toolStep(onExecMessage(s, e.message)) : ignored(s, e.kind);
+    case "exec_client_control_message":
+      return s.phase === "tools" ? toolStep(onExecControl(s, e.message)) : { state: s, effects: [] };
+    case "interaction_response":
+      return s.phase === "tools" ? toolStep(onInteractionResponse(s, e.message)) : ignored(s, e.kind);
     case "unknown":
       if (s.unknownLogged) return { state: s, effects: [] };
       return {
@@ -276,6 +259,10 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
     default:
       return { state: s, effects: [{ type: "log", level: "info", message: "client message branch not handled yet", fields: { kind: e.kind } }] };
   }
+}
+
+function ignored(s: RunState, kind: string): { state: RunState; effects: Effect[] } {
+  return { state: s, effects: [{ type: "log", level: "info", message: "client message with nothing waiting for it ignored", fields: { kind } }] };
 }
 
 /** Blob ids the client's conversation_state references (its turns), as 32-byte ids. */
@@ -315,37 +302,4 @@ function onFinishing(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     default:
       return { state: s, effects: [] };
   }
-}
-
-/** What a new owner restores after a takeover (see libs/agent snapshot). */
-export interface RunResume {
-  phase: Phase;
-  run: RunStart | undefined;
-  modelCalls: number;
-  attempt: number;
-  steps: TurnView["steps"];
-  usage: Usage;
-  current: Omit<AttemptTranslation, "thinkingSince" | "completed"> | undefined;
-  /** Blob keys the client acknowledged. */
-  knownBlobs: string[];
-}
-
-/**
- * Rebuilds the state a previous owner had. Time-bound fields (open thinking) restart closed;
- * output the old owner held behind a checkpoint is gone with it (it was never appended); the
- * `resume` event then re-runs a cut model call or re-publishes a held end.
- */
-export function resumeRunState(requestId: string, generation: number, r: RunResume): RunState {
-  const gate = openGate();
-  return {
-    ...initialRunState(requestId, generation),
-    phase: r.phase,
-    run: r.run,
-    modelCalls: r.modelCalls,
-    attempt: r.attempt,
-    steps: r.steps,
-    usage: r.usage,
-    current: r.current ? { ...r.current, thinkingSince: undefined, completed: undefined } : undefined,
-    gate: { ...gate, known: new Set(r.knownBlobs) },
-  };
 }

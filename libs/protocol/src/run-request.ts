@@ -1,4 +1,4 @@
-import type { AgentRunRequest, ConversationStateStructure, ModelDetails, RequestedModel } from "@byok/wire";
+import type { AgentRunRequest, ConversationStateStructure, McpToolDefinition, ModelDetails, RequestedModel } from "@byok/wire";
 import { AgentMode } from "@byok/wire";
 import type { ClientCredentials, ModelParameter } from "@byok/providers";
 
@@ -19,6 +19,13 @@ export interface RunStart {
   credentials: ClientCredentials | undefined;
   conversationState: ConversationStateStructure | undefined;
   customSystemPrompt: string | undefined;
+  /** MCP tools the client offers for this run. */
+  mcpTools: McpToolDefinition[];
+  /** A subagent run (the client runs it for a parent's Task tool call). */
+  isSubagent: boolean;
+  /** The client's request context allows web search / web fetch. */
+  webSearchAllowed: boolean;
+  webFetchAllowed: boolean;
 }
 
 function credentialsOf(m: RequestedModel | ModelDetails): ClientCredentials | undefined {
@@ -50,6 +57,10 @@ export function readRunStart(req: AgentRunRequest, requestId: string): RunStart 
   let userText = "";
   let messageId = "";
   let mode = AgentMode.AGENT;
+  const requestContext =
+    action?.case === "userMessageAction" || action?.case === "startPlanAction" || action?.case === "resumeAction" || action?.case === "executePlanAction"
+      ? action.value.requestContext
+      : undefined;
   if (action?.case === "userMessageAction" || action?.case === "startPlanAction") {
     const um = action.value.userMessage;
     userText = um?.text ?? "";
@@ -72,5 +83,9 @@ export function readRunStart(req: AgentRunRequest, requestId: string): RunStart 
     credentials: (rm && credentialsOf(rm)) ?? (md && credentialsOf(md)),
     conversationState: req.conversationState,
     customSystemPrompt: req.customSystemPrompt,
+    mcpTools: req.mcpTools?.mcpTools ?? [],
+    isSubagent: Boolean(req.subagentTypeName),
+    webSearchAllowed: requestContext?.webSearchEnabled ?? true,
+    webFetchAllowed: requestContext?.webFetchEnabled ?? true,
   };
 }

@@ -1,2 +1,3 @@
 export * from "./simulator/index.js";
 export * from "./client/index.js";
+export * from "./workspace/executor.js";

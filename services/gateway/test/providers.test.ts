@@ -4,7 +4,8 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "@byok/telemetry";
 import { createCursorClient, runRequestMessage, type CursorClient } from "@byok/testing";
-import { ErrorDetails_Error, type AgentServerMessage } from "@byok/wire";
+import { create } from "@bufbuild/protobuf";
+import { AgentClientMessageSchema, ErrorDetails_Error, type AgentServerMessage } from "@byok/wire";
 import { BEDROCK_SECRET, GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
 
 const logLines: string[] = [];
@@ -118,17 +119,31 @@ describe("providers through the gateway", () => {
     expect(JSON.stringify(g.end)).not.toContain(GATEWAY_PROVIDER_KEY);
   });
 
-  it("translates streamed tool-call arguments into partial_tool_call frames; a pass ending in a tool call ends the turn", async () => {
-    h.sim.enqueue({ text: "Let me look.", toolCalls: [{ id: "functions.Read:0", name: "Read", arguments: ['{"path":', '"src/a.ts"}'] }], usage: { inputTokens: 3, outputTokens: 5 } });
-    const r = await turn("sim-openai-chat");
+  it("translates streamed tool-call arguments into partial_tool_call frames, then tool_call_started", async () => {
+    h.sim.enqueue(
+      { text: "Let me look.", toolCalls: [{ id: "functions.Ls:0", name: "Ls", arguments: ['{"path":', '"src"}'] }], usage: { inputTokens: 3, outputTokens: 5 } },
+      { text: "Nothing there.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const r = await client.runTurn({
+      requestId: `prov-${++n}`,
+      message: runRequestMessage({ text: "hello", conversationId: `c-prov-${n}`, modelId: "sim-openai-chat" }),
+      // The client cannot list: it answers with a throw, which the model reads as a tool error.
+      onMessage: async (m, t) => {
+        if (m.message.case === "execServerMessage") {
+          await t.append(create(AgentClientMessageSchema, { message: { case: "execClientControlMessage", value: { message: { case: "throw", value: { id: m.message.value.id, error: "no ls here" } } } } }));
+        }
+      },
+    });
     expect(r.end).toEqual({ ok: true });
+    expect(updates(r.messages, "toolCallStarted")).toHaveLength(1);
     const partial = updates(r.messages, "partialToolCall").map((m) =>
       m.message.case === "interactionUpdate" && m.message.value.message.case === "partialToolCall" ? m.message.value.message.value : undefined,
     );
-    expect(partial.map((p) => p?.argsTextDelta).join("")).toBe('{"path":"src/a.ts"}');
+    expect(partial.map((p) => p?.argsTextDelta).join("")).toBe('{"path":"src"}');
     expect(new Set(partial.map((p) => p?.callId)).size).toBe(1);
     expect(partial[0]!.callId.length).toBeLessThanOrEqual(64);
     expect(partial[0]!.modelCallId).toMatch(/^g1m1$/);
+    expect(JSON.stringify(h.sim.requests.at(-1)!.body)).toContain("no ls here");
   });
 
   it("refuses a client base_url on a private address outside embedded mode", async () => {

@@ -1,0 +1,97 @@
+import type { AgentMode, AgentServerMessage, TodoItem } from "@byok/wire";
+import type { ProviderEvent, Usage } from "@byok/providers";
+import type { Blob } from "./blobs.js";
+import type { ClientEvent } from "./classify.js";
+import type { TurnView } from "./checkpoint.js";
+import type { EndDecision, RunError } from "./errors.js";
+import type { OutputGate } from "./gate.js";
+import type { RunStart } from "./run-request.js";
+import type { ToolLoop } from "./tool-loop.js";
+import type { AttemptTranslation } from "./translate.js";
+
+/** The run's state types, shared by machine.ts and tool-loop.ts. */
+export type Phase = "awaiting_run" | "model_call" | "tools" | "finishing" | "ended";
+
+export interface RunState {
+  readonly phase: Phase;
+  readonly requestId: string;
+  readonly generation: number;
+  readonly run: RunStart | undefined;
+  /** Model calls started in this generation; ids derive from it. */
+  readonly modelCalls: number;
+  readonly attempt: number;
+  readonly current: AttemptTranslation | undefined;
+  /** Completed steps of the turn, for checkpoints. */
+  readonly steps: TurnView["steps"];
+  /** Usage summed over every attempt of the turn. */
+  readonly usage: Usage;
+  readonly unknownLogged: boolean;
+  readonly gate: OutputGate;
+  /** The mode tools are offered for (SwitchMode may change it). */
+  readonly mode: AgentMode;
+  /** The conversation's todos (TodoWrite). */
+  readonly todos: readonly TodoItem[];
+  /** Tool calls of the last model pass, while the client executes them. */
+  readonly tools: ToolLoop | undefined;
+  /** The plan the user accepted (CreatePlan). */
+  readonly plan: { name: string; overview: string; plan: string; uri: string } | undefined;
+  readonly policy: RunPolicy;
+}
+
+/** Gateway policy a run needs to decide things (from configuration). */
+export interface RunPolicy {
+  /** A client tool (exec) that does not answer by then is aborted and reported to the model. */
+  toolTimeoutMs: number;
+  /** A web search backend is configured. Off: WebSearch tells the model it is disabled by policy. */
+  webSearch: boolean;
+}
+
+export type RunEvent =
+  | { type: "client"; event: ClientEvent }
+  | { type: "model"; event: ProviderEvent; nowMs: number }
+  /** The engine's retry policy decided to re-run the current model call. */
+  | { type: "model_retry"; notice: string; usage: Usage | undefined }
+  | { type: "model_failed"; error: RunError; usage: Usage | undefined }
+  /** The run cannot start (routing refused, unknown model ...). */
+  | { type: "run_refused"; error: RunError }
+  | { type: "reader_gone" }
+  | { type: "output_cap"; limit: number }
+  /** The KV acknowledgement wait of checkpoint `seq` ran out. */
+  | { type: "kv_timeout"; seq: number }
+  /** This owner took the run over: re-run a cut model call (after `notice`) or finish a held end. */
+  | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
+  /** A tool call's wait ran out (exec timeout, AwaitShell block). */
+  | { type: "tool_timeout"; callId: string; bridgeId: number }
+  /** The web search backend answered for tool call `callId`. */
+  | { type: "web_search_result"; callId: string; result: { hits: { title: string; url: string; snippet: string }[] } | { error: string } };
+
+/** A history entry the engine stores (kind + JSON body), see docs/architecture.md. */
+export interface HistoryRecord {
+  kind: "user" | "assistant" | "tool";
+  body: Record<string, unknown>;
+  interrupted: boolean;
+}
+
+export type Effect =
+  | { type: "emit"; frames: AgentServerMessage[] }
+  | { type: "start_model_call"; modelCallId: string; attempt: number }
+  | { type: "abort_model_call" }
+  | { type: "record_history"; entries: HistoryRecord[] }
+  | { type: "end"; decision: EndDecision }
+  /** Persist blobs the client is being sent (content-addressed). */
+  | { type: "store_blobs"; blobs: Blob[] }
+  /** Start the acknowledgement timer of checkpoint `seq` (→ kv_timeout). */
+  | { type: "kv_wait"; seq: number }
+  /** Start a tool wait timer (→ tool_timeout with the same ids). */
+  | { type: "tool_timer"; callId: string; bridgeId: number; ms: number }
+  /** Ask the web search backend (→ web_search_result). */
+  | { type: "web_search"; callId: string; query: string }
+  | { type: "log"; level: "info" | "warn"; message: string; fields?: Record<string, unknown> };
+
+/** What transitions produce; `gated()` turns output into gate effects. */
+export type Draft =
+  | Effect
+  | { type: "checkpoint"; steps: TurnView["steps"]; pendingToolCalls?: readonly string[] }
+  /** Every tool call of the pass is answered: start the next model pass. */
+  | { type: "next_pass" };
+

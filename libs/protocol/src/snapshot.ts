@@ -1,0 +1,119 @@
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
+import type { ReasoningPart, ToolCallPart, Usage } from "@byok/providers";
+import type { EndDecision } from "./errors.js";
+import { heldEnd, openGate } from "./gate.js";
+import type { RunStart } from "./run-request.js";
+import type { Phase, RunPolicy, RunState } from "./run-types.js";
+import { initialRunState } from "./machine.js";
+import { startShell, planToolCall, type EditState } from "./tools/index.js";
+import { toolContextOf, type Bridge, type PendingTool, type ToolLoop } from "./tool-loop.js";
+
+/**
+ * The durable, JSON-safe form of a live run's state (ARCHITECTURE.md property 5): what a new
+ * owner needs after a takeover. Protobuf values travel as base64 binary. The run request is
+ * not copied (the engine re-reads it from input); output held behind a checkpoint is not
+ * either (it was never appended, the new owner re-produces what matters: the held end).
+ */
+export interface RunStateSnapshot {
+  phase: Phase;
+  modelCalls: number;
+  attempt: number;
+  /** ConversationStep bytes, base64. */
+  steps: string[];
+  usage: Usage;
+  current:
+    | {
+        modelCallId: string;
+        text: string;
+        thinkingText: string;
+        thinkingMs: number;
+        reasoning: ReasoningPart[];
+        toolCalls: ToolCallPart[];
+        outputStarted: boolean;
+      }
+    | undefined;
+  knownBlobs: string[];
+  heldEnd: EndDecision | undefined;
+  mode: number;
+  /** TodoItem bytes, base64. */
+  todos: string[];
+  plan: RunState["plan"];
+  tools:
+    | {
+        modelCallId: string;
+        nextExecId: number;
+        nextInteractionId: number;
+        calls: { call: ToolCallPart; bridge: Bridge | undefined; done: boolean; edit: EditState | undefined }[];
+      }
+    | undefined;
+}
+
+const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+const unb64 = (s: string) => new Uint8Array(Buffer.from(s, "base64"));
+
+export function snapshotRunState(s: RunState): RunStateSnapshot {
+  const c = s.current;
+  return {
+    phase: s.phase,
+    modelCalls: s.modelCalls,
+    attempt: s.attempt,
+    steps: s.steps.map((m) => b64(toBinary(ConversationStepSchema, { $typeName: "agent.v1.ConversationStep", message: m }))),
+    usage: s.usage,
+    current: c && {
+      modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
+      reasoning: [...c.reasoning], toolCalls: [...c.toolCalls], outputStarted: c.outputStarted,
+    },
+    knownBlobs: [...s.gate.known],
+    heldEnd: heldEnd(s.gate),
+    mode: s.mode,
+    todos: s.todos.map((t) => b64(toBinary(TodoItemSchema, t))),
+    plan: s.plan,
+    tools: s.tools && {
+      modelCallId: s.tools.modelCallId,
+      nextExecId: s.tools.nextExecId,
+      nextInteractionId: s.tools.nextInteractionId,
+      calls: s.tools.calls.map((p) => ({ call: p.call, bridge: p.bridge, done: p.done, edit: p.edit })),
+    },
+  };
+}
+
+/**
+ * Rebuilds the state a previous owner had. Tool calls are re-planned from the model's calls
+ * (planning is pure), keeping their bridge ids so the client's answers still match; a shell
+ * call restarts its output aggregation. Open thinking restarts closed.
+ */
+export function restoreRunState(requestId: string, generation: number, policy: RunPolicy, snap: RunStateSnapshot, run: RunStart | undefined): RunState {
+  const base: RunState = {
+    ...initialRunState(requestId, generation, policy),
+    phase: snap.phase,
+    run,
+    modelCalls: snap.modelCalls,
+    attempt: snap.attempt,
+    steps: snap.steps.map((x) => fromBinary(ConversationStepSchema, unb64(x)).message as ConversationStep["message"]),
+    usage: snap.usage,
+    current: snap.current ? { ...snap.current, thinkingSince: undefined, completed: undefined } : undefined,
+    gate: { ...openGate(), known: new Set(snap.knownBlobs) },
+    mode: snap.mode,
+    todos: snap.todos.map((x) => fromBinary(TodoItemSchema, unb64(x))),
+    plan: snap.plan,
+  };
+  if (!snap.tools) return base;
+  const ctx = toolContextOf(base, 0);
+  const calls: PendingTool[] = snap.tools.calls.map((c) => {
+    const plan = planToolCall(c.call, ctx);
+    return {
+      call: c.call,
+      callId: c.call.id,
+      toolName: c.call.name,
+      plan,
+      bridge: c.bridge,
+      done: c.done,
+      edit: c.edit,
+      shell: plan.kind === "exec" && plan.streaming && !c.done ? startShell(plan, snap.tools!.modelCallId) : undefined,
+      execPlan: undefined,
+    };
+  });
+  const tools: ToolLoop = { modelCallId: snap.tools.modelCallId, nextExecId: snap.tools.nextExecId, nextInteractionId: snap.tools.nextInteractionId, calls };
+  return { ...base, tools };
+}

@@ -1,0 +1,111 @@
+// The agent loop through the whole gateway: a scripted model calls tools, the test client runs
+// them on a temporary workspace like Cursor does, and the turn completes with the results.
+import { mkdtemp, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  cancelMessage, createCursorClient, createWorkspaceExecutor, makeWorkspace, runRequestMessage,
+  type CursorClient, type WorkspaceExecutor,
+} from "@byok/testing";
+import type { AgentServerMessage } from "@byok/wire";
+import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
+
+function kinds(messages: AgentServerMessage[]): string[] {
+  return messages.map((m) =>
+    m.message.case === "interactionUpdate" ? `update.${m.message.value.message.case}` : String(m.message.case),
+  );
+}
+
+describe("agent loop", () => {
+  let h: Harness;
+  let client: CursorClient;
+  let ws: WorkspaceExecutor;
+
+  beforeAll(async () => {
+    h = await startHarness();
+    client = createCursorClient({ baseUrl: h.gw.url });
+    const dir = await makeWorkspace(await mkdtemp(join(tmpdir(), "ws-")), { "src/a.ts": "export const answer = 41;\n" });
+    ws = createWorkspaceExecutor(dir);
+  });
+  afterAll(async () => h.close());
+
+  const answerExecs = async (m: AgentServerMessage, t: { append(msg: ReturnType<typeof cancelMessage>): Promise<unknown> }) => {
+    if (m.message.case !== "execServerMessage") return;
+    for (const reply of await ws.execute(m.message.value)) await t.append(reply);
+  };
+
+  it("runs a multi-step read → edit → shell loop and ends with the model's answer", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { text: "Reading the file.", toolCalls: [{ id: "functions.Read:0", name: "Read", arguments: JSON.stringify({ path: "src/a.ts" }) }], usage: { inputTokens: 10, outputTokens: 5 } },
+      { toolCalls: [{ id: "functions.Edit:0", name: "Edit", arguments: JSON.stringify({ path: "src/a.ts", old_string: "41", new_string: "42" }) }], usage: { inputTokens: 20, outputTokens: 6 } },
+      { toolCalls: [{ id: "functions.Shell:0", name: "Shell", arguments: JSON.stringify({ command: "cat src/a.ts && echo done-shell" }) }], usage: { inputTokens: 30, outputTokens: 7 } },
+      { text: "The answer is now 42.", usage: { inputTokens: 40, outputTokens: 8 } },
+    );
+    const r = await client.runTurn({
+      requestId: "loop-1",
+      message: runRequestMessage({ text: "make the answer 42", conversationId: "c-loop", modelId: TEST_MODEL }),
+      onMessage: answerExecs,
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toContain("The answer is now 42.");
+    // The file was really edited through read → apply → write (the write returns the content
+    // after it, which stands for the read-back).
+    expect(await readFile(join(ws.root, "src/a.ts"), "utf8")).toBe("export const answer = 42;\n");
+    expect(ws.received).toEqual(["readArgs", "readArgs", "writeArgs", "shellStreamArgs"]);
+    // Frame order per tool: started → checkpoint → exec → completed → checkpoint.
+    const k = kinds(r.messages).filter((x) => x !== "kvServerMessage");
+    const firstStart = k.indexOf("update.toolCallStarted");
+    expect(k.slice(firstStart, firstStart + 3)).toEqual(["update.toolCallStarted", "conversationCheckpointUpdate", "execServerMessage"]);
+    expect(k.filter((x) => x === "update.toolCallStarted")).toHaveLength(3);
+    expect(k.filter((x) => x === "update.toolCallCompleted")).toHaveLength(3);
+    expect(k).toContain("update.shellOutputDelta");
+    expect(k.at(-1)).toBe("update.turnEnded");
+    // turn_ended sums every pass of the turn.
+    expect(r.turnEnded).toMatchObject({ inputTokens: 100n, outputTokens: 26n });
+    // The model saw each result: the file content, then the shell output.
+    const bodies = h.sim.requests.slice(before).map((q) => JSON.stringify(q.body));
+    expect(bodies).toHaveLength(4);
+    expect(bodies[1]).toContain("export const answer = 41;");
+    expect(bodies[3]).toContain("done-shell");
+    expect(bodies[3]).toContain("export const answer = 42;");
+    // The completed Read renders in the client as read_tool_call.
+    const completed = r.messages.find((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallCompleted");
+    expect(completed?.message.case === "interactionUpdate" && completed.message.value.message.case === "toolCallCompleted" && completed.message.value.message.value.toolCall?.tool.case).toBe("readToolCall");
+  });
+
+  it("gives the model a tool error for an unknown tool and keeps going", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "c1", name: "LaunchMissiles", arguments: "{}" }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "Sorry, I cannot.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const r = await client.runTurn({ requestId: "loop-unknown", message: runRequestMessage({ text: "go", conversationId: "c-unknown-tool", modelId: TEST_MODEL }) });
+    expect(r.end).toEqual({ ok: true });
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toMatch(/LaunchMissiles/);
+    expect(r.textDeltas).toBe("Sorry, I cannot.");
+  });
+
+  it("cancel during a tool aborts the pending exec and ends canceled", async () => {
+    h.sim.enqueue({ toolCalls: [{ id: "s1", name: "Shell", arguments: JSON.stringify({ command: "sleep 30" }) }], usage: { inputTokens: 1, outputTokens: 1 } });
+    let canceled = false;
+    const r = await client.runTurn({
+      requestId: "loop-cancel",
+      message: runRequestMessage({ text: "go", conversationId: "c-cancel-tool", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        // Like Cursor: the shell starts; the user presses stop before it finishes.
+        if (m.message.case === "execServerMessage" && !canceled) {
+          canceled = true;
+          await t.append(cancelMessage("stop"));
+        }
+      },
+    });
+    expect(r.end).toMatchObject({ ok: false, code: "canceled" });
+    expect(kinds(r.messages)).toContain("execServerControlMessage");
+    const abort = r.messages.find((m) => m.message.case === "execServerControlMessage");
+    const exec = r.messages.find((m) => m.message.case === "execServerMessage");
+    if (abort?.message.case !== "execServerControlMessage" || exec?.message.case !== "execServerMessage") throw new Error("missing frames");
+    expect(abort.message.value.message.case === "abort" && abort.message.value.message.value.id).toBe(exec.message.value.id);
+  });
+});
