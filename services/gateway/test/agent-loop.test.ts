@@ -8,7 +8,8 @@ import {
   cancelMessage, createCursorClient, createWorkspaceExecutor, makeWorkspace, runRequestMessage,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
-import type { AgentServerMessage } from "@byok/wire";
+import { create } from "@bufbuild/protobuf";
+import { AgentClientMessageSchema, McpToolsSchema, type AgentServerMessage } from "@byok/wire";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
 function kinds(messages: AgentServerMessage[]): string[] {
@@ -73,6 +74,100 @@ describe("agent loop", () => {
     // The completed Read renders in the client as read_tool_call.
     const completed = r.messages.find((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallCompleted");
     expect(completed?.message.case === "interactionUpdate" && completed.message.value.message.case === "toolCallCompleted" && completed.message.value.message.value.toolCall?.tool.case).toBe("readToolCall");
+  });
+
+  it("round-trips an AskQuestion through the interaction bridge", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      {
+        toolCalls: [{
+          id: "q1", name: "AskQuestion",
+          arguments: JSON.stringify({ questions: [{ id: "db", prompt: "Which database?", options: [{ id: "pg", label: "PostgreSQL" }, { id: "my", label: "MySQL" }] }] }),
+        }],
+        usage: { inputTokens: 1, outputTokens: 1 },
+      },
+      { text: "PostgreSQL it is.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let queryId = 0;
+    const r = await client.runTurn({
+      requestId: "loop-ask",
+      message: runRequestMessage({ text: "set up a db", conversationId: "c-ask", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "interactionQuery") return;
+        queryId = m.message.value.id;
+        expect(m.message.value.query.case).toBe("askQuestionInteractionQuery");
+        await t.append(create(AgentClientMessageSchema, {
+          message: {
+            case: "interactionResponse",
+            value: {
+              id: queryId,
+              result: {
+                case: "askQuestionInteractionResponse",
+                value: { result: { result: { case: "success", value: { answers: [{ questionId: "db", selectedOptionIds: ["pg"], freeformText: "" }] } } } },
+              },
+            },
+          },
+        }));
+      },
+    });
+    expect(queryId).toBeGreaterThan(0);
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toBe("PostgreSQL it is.");
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toMatch(/PostgreSQL/);
+  });
+
+  it("treats an interaction response of the wrong branch as an error, not an answer", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "q2", name: "AskQuestion", arguments: JSON.stringify({ questions: [{ id: "x", prompt: "Sure?", options: [{ id: "y", label: "Yes" }, { id: "n", label: "No" }] }] }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "ok", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const r = await client.runTurn({
+      requestId: "loop-mismatch",
+      message: runRequestMessage({ text: "go", conversationId: "c-mismatch", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "interactionQuery") return;
+        await t.append(create(AgentClientMessageSchema, {
+          message: { case: "interactionResponse", value: { id: m.message.value.id, result: { case: "webSearchRequestResponse", value: {} } } },
+        }));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toMatch(/does not answer/);
+  });
+
+  it("calls an MCP tool of the run's MCP definitions through mcp_args", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "m1", name: "CallMcpTool", arguments: JSON.stringify({ server: "github", tool_name: "create_issue", arguments: { title: "Bug" } }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "Issue filed.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const msg = runRequestMessage({ text: "file a bug", conversationId: "c-mcp", modelId: TEST_MODEL });
+    if (msg.message.case !== "runRequest") throw new Error("unreachable");
+    msg.message.value.mcpTools = create(McpToolsSchema, {
+      mcpTools: [{ name: "github-create_issue", providerIdentifier: "github", toolName: "create_issue", description: "Create an issue", inputSchemaJson: JSON.stringify({ type: "object", properties: { title: { type: "string" } }, required: ["title"] }) }],
+    });
+    let mcpArgs: unknown;
+    const r = await client.runTurn({
+      requestId: "loop-mcp",
+      message: msg,
+      onMessage: async (m, t) => {
+        if (m.message.case !== "execServerMessage") return;
+        const e = m.message.value;
+        expect(e.message.case).toBe("mcpArgs");
+        if (e.message.case !== "mcpArgs") return;
+        mcpArgs = { tool: e.message.value.toolName, server: e.message.value.providerIdentifier };
+        await t.append(create(AgentClientMessageSchema, {
+          message: {
+            case: "execClientMessage",
+            value: { id: e.id, execId: e.execId, message: { case: "mcpResult", value: { result: { case: "success", value: { content: [{ content: { case: "text", value: { text: "created issue #7" } } }], isError: false } } } } },
+          },
+        }));
+      },
+    });
+    expect(mcpArgs).toEqual({ tool: "create_issue", server: "github" });
+    expect(r.end).toEqual({ ok: true });
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("created issue #7");
   });
 
   it("gives the model a tool error for an unknown tool and keeps going", async () => {
