@@ -65,6 +65,11 @@ const DEFAULT_INSTRUCTIONS =
 
 const tracer = trace.getTracer("@byok/agent");
 
+const SUMMARIZE_INSTRUCTIONS =
+  "You write the summary that replaces an agent conversation's earlier history. Keep what is needed to continue the work: " +
+  "the user's goals, decisions made, files and commands involved, results, and open tasks. Be concise and factual.";
+const SUMMARIZE_PROMPT = "Summarize the conversation so far for continuing it later.";
+
 export function createRunEngine(deps: RunEngineDeps): RunEngine {
   return { runGeneration: (ref, generation, signal) => new GenerationRun(deps, ref, generation, signal).run() };
 }
@@ -403,7 +408,7 @@ class GenerationRun {
         turn: 0,
         kind: e.kind,
         // Idempotent per (kind, model call, attempt): a new owner may re-append what the old one stored.
-        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
+        body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? e.body.injectionId ?? e.body.action ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
         interrupted: e.interrupted,
       })),
     );
@@ -431,14 +436,20 @@ class GenerationRun {
       return;
     }
     const history = await this.content.listHistory(this.ref.tenantId, run.conversationId);
+    let items = chatItemsFromHistory(history);
+    if (run.kind === "resume" && items.length === 0) {
+      this.queue.push({ ev: { type: "nothing_to_resume" } });
+      return;
+    }
+    if (run.kind === "summarize") items = [...items, { role: "user", text: SUMMARIZE_PROMPT }];
     const controller = new AbortController();
     const token = ++this.callToken;
     this.model = { controller, token };
     void this.streamModelCall(token, controller, target, {
       modelCallId,
       attempt,
-      instructions: run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
-      items: chatItemsFromHistory(history),
+      instructions: run.kind === "summarize" ? SUMMARIZE_INSTRUCTIONS : run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
+      items,
     });
   }
 
@@ -466,7 +477,8 @@ class GenerationRun {
       attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
     });
     try {
-      const tools = toolsFor(toolContextOf(this.state, Date.now()));
+      // A summary pass answers in text only.
+      const tools = this.state.run?.kind === "summarize" ? [] : toolsFor(toolContextOf(this.state, Date.now()));
       for await (const ev of adapter.stream({ ...req, target, tools, signal: controller.signal })) {
         firstEventAt ??= Date.now();
         if (ev.type === "completed") {

@@ -7,8 +7,17 @@ import type { HistoryEntry } from "@byok/store";
  */
 export function chatItemsFromHistory(entries: readonly HistoryEntry[]): ChatItem[] {
   const items: ChatItem[] = [];
-  for (const e of entries) {
+  // A summary replaces everything before it (compaction); what follows stays verbatim.
+  let from = 0;
+  entries.forEach((e, i) => {
+    if (e.kind === "summary" && !e.interrupted) from = i;
+  });
+  for (const e of entries.slice(from)) {
     if (e.interrupted) continue;
+    if (e.kind === "summary") {
+      items.push({ role: "user", text: `Summary of the conversation so far:\n${String((e.body as { text?: unknown }).text ?? "")}` });
+      continue;
+    }
     const body = (e.body ?? {}) as Record<string, unknown>;
     if (e.kind === "user") {
       items.push({ role: "user", text: String(body.text ?? "") });

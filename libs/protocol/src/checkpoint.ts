@@ -1,6 +1,6 @@
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
-  ConversationStateStructureSchema, ConversationTokenDetailsSchema, TodoItemSchema,
+  ConversationStateStructureSchema, ConversationSummarySchema, ConversationTokenDetailsSchema, TodoItemSchema,
   type AgentMode, type ConversationStateStructure, type ConversationStep, type TodoItem,
 } from "@byok/wire";
 import { buildTurnBlobs, type Blob } from "./blobs.js";
@@ -26,6 +26,7 @@ export function buildCheckpoint(
   tokens: { used: number; max: number },
   pendingToolCalls: readonly string[] = [],
   todos: readonly TodoItem[] = [],
+  summary?: string,
 ): { state: ConversationStateStructure; blobs: Blob[] } {
   const t = buildTurnBlobs(turn);
   const state = base ? clone(ConversationStateStructureSchema, base) : create(ConversationStateStructureSchema, {});
@@ -33,6 +34,7 @@ export function buildCheckpoint(
   state.mode = turn.mode;
   state.pendingToolCalls = [...pendingToolCalls];
   if (todos.length) state.todos = todos.map((t) => toBinary(TodoItemSchema, t));
+  if (summary !== undefined) state.summary = toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary }));
   state.tokenDetails = create(ConversationTokenDetailsSchema, { usedTokens: tokens.used, maxTokens: tokens.max });
   return { state, blobs: t.blobs };
 }

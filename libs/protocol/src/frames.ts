@@ -1,6 +1,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
-  AgentServerMessageSchema, ConversationStateStructureSchema, ExecServerControlMessageSchema, ExecServerMessageSchema,
+  AgentServerMessageSchema, ContextInjectionStateSchema, ConversationStateStructureSchema, ExecServerControlMessageSchema, ExecServerMessageSchema,
   InteractionQuerySchema, InteractionUpdateSchema,
   type AgentServerMessage, type ConversationStateStructure, type ExecServerMessage, type InteractionQuery,
   type InteractionUpdate, type ToolCall,
@@ -59,6 +59,26 @@ export const frames = {
     return create(AgentServerMessageSchema, {
       message: { case: "interactionQuery", value: create(InteractionQuerySchema, { id, query }) },
     });
+  },
+  summaryStarted(): AgentServerMessage {
+    return update({ case: "summaryStarted", value: { $typeName: "agent.v1.SummaryStartedUpdate" } });
+  },
+  summary(summary: string): AgentServerMessage {
+    return update({ case: "summary", value: { $typeName: "agent.v1.SummaryUpdate", summary } });
+  },
+  summaryCompleted(hookMessage?: string): AgentServerMessage {
+    return update({ case: "summaryCompleted", value: { $typeName: "agent.v1.SummaryCompletedUpdate", ...(hookMessage ? { hookMessage } : {}) } });
+  },
+  contextInjection(injectionId: string, state: "queued" | "delivered" | "rejected", detail: { reason?: string; step?: number; nowMs?: number } = {}): AgentServerMessage {
+    const s = create(ContextInjectionStateSchema, {
+      state:
+        state === "queued"
+          ? { case: "queued", value: {} }
+          : state === "delivered"
+            ? { case: "delivered", value: { step: detail.step ?? 0, deliveryBatchId: injectionId, deliveredAtMs: BigInt(detail.nowMs ?? 0) } }
+            : { case: "rejected", value: { reason: detail.reason ?? "" } },
+    });
+    return update({ case: "contextInjectionState", value: { $typeName: "agent.v1.ContextInjectionStateUpdate", injectionId, state: s } });
   },
   heartbeat(): AgentServerMessage {
     return update({ case: "heartbeat", value: { $typeName: "agent.v1.HeartbeatUpdate" } });

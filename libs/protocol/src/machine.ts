@@ -13,7 +13,8 @@ import { startAttempt, translateEvent, type AttemptTranslation } from "./transla
 import { addUsage, ZERO_USAGE } from "./usage.js";
 import type { Draft, Effect, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
 import {
-  abortPendingExecs, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout, onWebSearchResult, startTools,
+  abortPendingExecs, backgroundCall, cancelSubagent, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout,
+  onWebSearchResult, startTools,
 } from "./tool-loop.js";
 
 export type { Effect, HistoryRecord, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
@@ -37,7 +38,7 @@ export function initialRunState(requestId: string, generation: number, policy: R
   return {
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
-    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy,
+    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined,
   };
 }
 
@@ -65,6 +66,16 @@ function gated(s: RunState, drafts: Draft[]): { state: RunState; effects: Effect
     } else if (d.type === "next_pass") {
       const n = cur.modelCalls + 1;
       const modelCallId = modelCallIdFor(cur.generation, n);
+      // Context injected while tools ran reaches the model with this pass.
+      if (cur.injections.length) {
+        // After the pass's tool results, so the provider sees a valid message order.
+        effects.push({
+          type: "record_history",
+          entries: cur.injections.map((i) => ({ kind: "user" as const, body: { text: i.text, injectionId: i.id, injected: i.kind }, interrupted: false })),
+        });
+        take(gateFrames(cur.gate, cur.injections.map((i) => frames.contextInjection(i.id, "delivered", { step: n }))));
+        cur = { ...cur, injections: [] };
+      }
       cur = { ...cur, phase: "model_call", modelCalls: n, attempt: 1, current: startAttempt(modelCallId) };
       effects.push({ type: "start_model_call", modelCallId, attempt: 1 });
     } else effects.push(d);
@@ -96,6 +107,7 @@ function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolCalls: r
     { used, max: DEFAULT_CONTEXT_WINDOW },
     pendingToolCalls,
     s.todos,
+    s.summary,
   );
 }
 
@@ -142,9 +154,23 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "model": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
       const r = translateEvent(s.current, ev.event, ev.nowMs);
-      const drafts: Draft[] = r.frames.length ? [{ type: "emit", frames: r.frames }] : [];
+      const summarizing = s.run?.kind === "summarize";
+      // A summary pass streams nothing to the chat: its text becomes the `summary` update.
+      const drafts: Draft[] = r.frames.length && !summarizing ? [{ type: "emit", frames: r.frames }] : [];
       const next = { ...s, current: r.t };
       if (ev.event.type !== "completed") return gated(next, drafts);
+      if (summarizing) {
+        const usage = addUsage(s.usage, ev.event.usage);
+        const summary = r.t.text.trim();
+        const done: RunState = { ...next, usage, current: undefined, summary };
+        return gated(done, [
+          { type: "record_history", entries: [{ kind: "summary", body: { text: summary, modelCallId: r.t.modelCallId, attempt: s.attempt }, interrupted: false }] },
+          { type: "emit", frames: [frames.summary(summary), frames.summaryCompleted()] },
+          { type: "checkpoint", steps: s.steps },
+          { type: "emit", frames: [frames.turnEnded(usage)] },
+          { type: "end", decision: { ok: true } },
+        ]);
+      }
       const out = attemptOutput(r.t, s.attempt);
       const usage = addUsage(s.usage, ev.event.usage);
       const steps = [...s.steps, ...out.steps];
@@ -207,6 +233,9 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
     case "tool_timeout":
       return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
+    case "nothing_to_resume":
+      // Resume with nothing waiting or interrupted: end cleanly.
+      return gated({ ...s, current: undefined }, [{ type: "abort_model_call" }, { type: "checkpoint", steps: s.steps }, { type: "end", decision: { ok: true } }]);
     case "web_search_result":
       return s.phase === "tools" ? toolStep(onWebSearchResult(s, ev.callId, ev.result)) : { state: s, effects: [] };
   }
@@ -220,14 +249,28 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       }
       const run = readRunStart(e.request, s.requestId);
       const modelCallId = modelCallIdFor(s.generation, 1);
-      const started: RunState = {
-        ...s, phase: "model_call", run, modelCalls: 1, attempt: 1, current: startAttempt(modelCallId),
+      const opened: RunState = {
+        ...s, run, mode: run.mode,
         // Blobs the client's own state references are blobs it has.
         gate: openGate(clientBlobIds(run)),
       };
+      const userEntry: Draft[] = run.userText
+        ? [{ type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode, action: run.kind }, interrupted: false }] }]
+        : [];
+      if (run.kind === "shell_command") {
+        // Recorded into the conversation; no provider call.
+        return gated({ ...opened, phase: "model_call" }, [
+          { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
+          { type: "checkpoint", steps: [] },
+          { type: "emit", frames: [frames.turnEnded(s.usage)] },
+          { type: "end", decision: { ok: true } },
+        ]);
+      }
+      const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
       return gated(started, [
-        { type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode }, interrupted: false }] },
+        ...userEntry,
         { type: "checkpoint", steps: [] },
+        ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
         { type: "start_model_call", modelCallId, attempt: 1 },
       ]);
     }
@@ -239,7 +282,7 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
           checkpoint: s.phase === "model_call" || s.phase === "tools",
         });
       }
-      return { state: s, effects: [{ type: "log", level: "info", message: "conversation action not handled yet", fields: { action: e.actionKind } }] };
+      return onLiveAction(s, e.action);
     case "kv_client_message":
       return onKv(s, e);
     case "exec_client_message":
@@ -258,6 +301,37 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       return { state: s, effects: [] };
     default:
       return { state: s, effects: [{ type: "log", level: "info", message: "client message branch not handled yet", fields: { kind: e.kind } }] };
+  }
+}
+
+/** A top-level conversation_action on a live run: acts on it, supersedes nothing (PROTOCOL.md). */
+function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "conversation_action" }>["action"]): { state: RunState; effects: Effect[] } {
+  const a = action.action;
+  switch (a.case) {
+    case "backgroundShellAction":
+    case "backgroundSubagentAction":
+      return s.phase === "tools" ? toolStep(backgroundCall(s, a.value.toolCallId)) : ignored(s, a.case);
+    case "cancelSubagentAction":
+      return s.phase === "tools" ? toolStep(cancelSubagent(s, a.value.subagentId)) : ignored(s, a.case);
+    case "injectContextAction": {
+      const { injectionId, expectedRunId } = a.value;
+      const live = s.phase === "model_call" || s.phase === "tools";
+      const reason = !live
+        ? "the run is not running"
+        : expectedRunId && s.run?.runId && expectedRunId !== s.run.runId
+          ? `the running run is ${s.run.runId}, not ${expectedRunId}`
+          : a.value.payload.case === undefined
+            ? "the injection carries no context"
+            : undefined;
+      if (reason) return gated(s, [{ type: "emit", frames: [frames.contextInjection(injectionId, "rejected", { reason })] }]);
+      const p = a.value.payload;
+      const text = p.case === "userContext" ? (p.value.userMessage?.text ?? "") : p.case === "systemContext" ? `[${p.value.producer}] ${p.value.content}` : "";
+      return gated({ ...s, injections: [...s.injections, { id: injectionId, text, kind: a.value.payload.case ?? "" }] }, [
+        { type: "emit", frames: [frames.contextInjection(injectionId, "queued")] },
+      ]);
+    }
+    default:
+      return { state: s, effects: [{ type: "log", level: "info", message: "conversation action has no effect on a live run", fields: { action: a.case } }] };
   }
 }
 

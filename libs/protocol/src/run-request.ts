@@ -5,8 +5,15 @@ import type { ClientCredentials, ModelParameter } from "@byok/providers";
 export type { ClientCredentials, ModelParameter };
 
 
+/** What a run does, from its `run_request.action` (docs/actions.md). */
+export type RunKind =
+  | "user_message" | "resume" | "start_plan" | "execute_plan" | "shell_command" | "summarize"
+  | "goal_continuation" | "subscription_notification" | "background_task_completion" | "async_ask_question_completion"
+  | "other";
+
 /** What the engine needs from a `run_request` to start a turn. */
 export interface RunStart {
+  kind: RunKind;
   /** The run's conversation; the request id stands in when the client sent none. */
   conversationId: string;
   runId: string | undefined;
@@ -61,17 +68,65 @@ export function readRunStart(req: AgentRunRequest, requestId: string): RunStart 
     action?.case === "userMessageAction" || action?.case === "startPlanAction" || action?.case === "resumeAction" || action?.case === "executePlanAction"
       ? action.value.requestContext
       : undefined;
-  if (action?.case === "userMessageAction" || action?.case === "startPlanAction") {
-    const um = action.value.userMessage;
-    userText = um?.text ?? "";
-    messageId = um?.messageId ?? "";
-    if (um?.mode) mode = um.mode;
-    if (action.case === "startPlanAction") mode = AgentMode.PLAN;
+  let kind: RunKind = "other";
+  switch (action?.case) {
+    case "userMessageAction":
+    case "startPlanAction": {
+      const um = action.value.userMessage;
+      userText = um?.text ?? "";
+      messageId = um?.messageId ?? "";
+      if (um?.mode) mode = um.mode;
+      kind = action.case === "startPlanAction" ? "start_plan" : "user_message";
+      if (action.case === "startPlanAction") mode = AgentMode.PLAN;
+      break;
+    }
+    case "resumeAction":
+      kind = "resume";
+      break;
+    case "executePlanAction": {
+      kind = "execute_plan";
+      const a = action.value;
+      const plan = a.planFileContent ?? (a.plan ? JSON.stringify(a.plan) : "");
+      userText = `Execute the plan${a.planFilePath ? ` in ${a.planFilePath}` : ""}.${plan ? `\n\n${plan}` : ""}`;
+      mode = a.executionMode || AgentMode.AGENT;
+      break;
+    }
+    case "shellCommandAction":
+      kind = "shell_command";
+      userText = action.value.shellCommand?.command ?? "";
+      break;
+    case "summarizeAction":
+      kind = "summarize";
+      break;
+    case "goalContinuationAction":
+      kind = "goal_continuation";
+      userText = "Continue working toward the conversation's goal.";
+      break;
+    case "subscriptionNotificationAction":
+      kind = "subscription_notification";
+      userText = action.value.notifications.map((n) => n.text).filter(Boolean).join("\n\n");
+      break;
+    case "backgroundTaskCompletionAction":
+      kind = "background_task_completion";
+      userText = action.value.completions
+        .map((c) => `Background task ${c.taskId}${c.title ? ` (${c.title})` : ""} finished${c.detail ? `: ${c.detail}` : "."}`)
+        .join("\n");
+      break;
+    case "asyncAskQuestionCompletionAction": {
+      kind = "async_ask_question_completion";
+      const r = action.value.result?.result;
+      const answers = r?.case === "success" ? r.value.answers.map((a) => `${a.questionId}: ${[...a.selectedOptionIds, a.freeformText].filter(Boolean).join(", ")}`).join("; ") : r?.case ?? "no answer";
+      userText = `The user answered your earlier question (tool call ${action.value.originalToolCallId}): ${answers}`;
+      break;
+    }
+    default:
+      break;
   }
   const rm = req.requestedModel;
   const md = req.modelDetails;
   const source: RequestedModel | ModelDetails | undefined = rm?.modelId ? rm : md?.modelId ? md : rm ?? md;
   return {
+    kind,
     conversationId: req.conversationId || requestId,
     runId: req.runId,
     userText,

@@ -36,6 +36,10 @@ export interface RunState {
   /** The plan the user accepted (CreatePlan). */
   readonly plan: { name: string; overview: string; plan: string; uri: string } | undefined;
   readonly policy: RunPolicy;
+  /** inject_context queued for the next provider pass (recorded into history when it starts). */
+  readonly injections: readonly { id: string; text: string; kind: string }[];
+  /** The summary this run produced (summarize action). */
+  readonly summary: string | undefined;
 }
 
 /** Gateway policy a run needs to decide things (from configuration). */
@@ -62,12 +66,14 @@ export type RunEvent =
   | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
+  /** A resume run found nothing to resume. */
+  | { type: "nothing_to_resume" }
   /** The web search backend answered for tool call `callId`. */
   | { type: "web_search_result"; callId: string; result: { hits: { title: string; url: string; snippet: string }[] } | { error: string } };
 
 /** A history entry the engine stores (kind + JSON body), see docs/architecture.md. */
 export interface HistoryRecord {
-  kind: "user" | "assistant" | "tool";
+  kind: "user" | "assistant" | "tool" | "summary";
   body: Record<string, unknown>;
   interrupted: boolean;
 }

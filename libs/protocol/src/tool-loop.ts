@@ -284,3 +284,23 @@ export function pendingToolCalls(s: RunState): { callId: string; started: ToolCa
     !c.done ? [{ callId: c.callId, started: c.plan.kind === "refused" ? c.plan.outcome.completed : c.plan.started }] : [],
   );
 }
+
+/** background_shell / background_subagent: the run stops waiting for that tool call. */
+export function backgroundCall(s: RunState, toolCallId: string): Step {
+  const call = s.tools?.calls.find((c) => c.callId === toolCallId && !c.done);
+  if (!call || call.plan.kind === "refused") return { state: s, drafts: [] };
+  const outcome: ToolOutcome = {
+    modelText: `${call.toolName} continues in the background (tool call ${toolCallId}); its completion arrives later. Use AwaitShell to wait for a background shell.`,
+    isError: false,
+    completed: call.plan.started,
+  };
+  return finishCall(s, toolCallId, outcome);
+}
+
+/** cancel_subagent: aborts the pending subagent exec whose tool call id is `subagentId`. */
+export function cancelSubagent(s: RunState, subagentId: string): Step {
+  const call = s.tools?.calls.find((c) => c.callId === subagentId && !c.done && c.bridge?.kind === "exec");
+  if (!call || call.bridge?.kind !== "exec" || call.plan.kind === "refused") return { state: s, drafts: [] };
+  const f = finishCall(s, subagentId, toolErrorOutcome({ started: call.plan.started }, "the user canceled this subagent"));
+  return { state: f.state, drafts: [{ type: "emit", frames: [frames.execAbort(call.bridge.id)] }, ...f.drafts] };
+}

@@ -288,6 +288,8 @@ describe("runTurn", () => {
     const r = await client.runTurn({
       requestId: "req-turn",
       message: runRequestMessage({ text: "go", conversationId: "c", modelId: "m" }),
+      // This test answers KV itself (the default would do it before the hook).
+      answerKv: false,
       onMessage: async (m, turn) => {
         if (m.message.case === "kvServerMessage") await turn.append(kvSetBlobResultMessage(m.message.value.id));
       },
@@ -299,5 +301,34 @@ describe("runTurn", () => {
       { seqno: 1n, kind: "runRequest" },
       { seqno: 2n, kind: "kvClientMessage" },
     ]);
+  });
+});
+
+describe("runTurn as Cursor's blob store", () => {
+  it("answers set_blob_args by default, storing the blob and appending set_blob_result", async () => {
+    const appended: { seqno: bigint; kind: string | undefined }[] = [];
+    let wakeStream: (() => void) | undefined;
+    const answered = new Promise<void>((resolve) => (wakeStream = resolve));
+    const blobId = new Uint8Array(32).fill(7);
+    const query = serverMsg({ message: { case: "kvServerMessage", value: { id: 9, message: { case: "setBlobArgs", value: { blobId, blobData: new Uint8Array([1, 2, 3]) } } } } });
+    const { baseUrl } = await serve(async (req, res) => {
+      if (req.path.endsWith("BidiAppend")) {
+        const a = fromBinary(BidiAppendRequestSchema, req.body);
+        const m = fromBinary(AgentClientMessageSchema, decodeHex(a.data) as Uint8Array);
+        appended.push({ seqno: a.appendSeqno, kind: m.message.case });
+        res.writeHead(200).end();
+        if (m.message.case === "kvClientMessage") wakeStream!();
+        return;
+      }
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      await writeSplit(res, encodeEnvelope(0, query), 64);
+      await answered;
+      await writeSplit(res, encodeEnvelope(ENVELOPE_FLAG_END_STREAM, new TextEncoder().encode("{}")), 64);
+      res.end();
+    });
+    const r = await createCursorClient({ baseUrl }).runTurn({ requestId: "kv-auto", message: runRequestMessage({ text: "go", conversationId: "c", modelId: "m" }) });
+    expect(r.end).toEqual({ ok: true });
+    expect(appended.map((a) => [a.seqno, a.kind])).toEqual([[1n, "runRequest"], [2n, "kvClientMessage"]]);
+    expect([...r.blobs.get(Buffer.from(blobId).toString("hex"))!]).toEqual([1, 2, 3]);
   });
 });

@@ -1,0 +1,155 @@
+// Conversation actions (seed 000 §7.2) with an observable behaviour each.
+import { create } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { conversationActionMessage, createCursorClient, runRequestMessage, type CursorClient } from "@byok/testing";
+import { AgentClientMessageSchema, ConversationActionSchema, ConversationSummarySchema, type AgentServerMessage } from "@byok/wire";
+import { fromBinary } from "@bufbuild/protobuf";
+import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
+
+type Action = Parameters<typeof create<typeof ConversationActionSchema>>[1];
+
+/** A run_request whose action is `action` (instead of a user message). */
+function runWithAction(conversationId: string, action: Action) {
+  const msg = runRequestMessage({ text: "", conversationId, modelId: TEST_MODEL });
+  if (msg.message.case !== "runRequest") throw new Error("unreachable");
+  msg.message.value.action = create(ConversationActionSchema, action);
+  return msg;
+}
+
+function updateKinds(messages: AgentServerMessage[]): string[] {
+  return messages.flatMap((m) => (m.message.case === "interactionUpdate" ? [String(m.message.value.message.case)] : []));
+}
+
+describe("conversation actions", () => {
+  let h: Harness;
+  let client: CursorClient;
+  beforeAll(async () => {
+    h = await startHarness();
+    client = createCursorClient({ baseUrl: h.gw.url });
+  });
+  afterAll(async () => h.close());
+
+  it("summarize: summary_started → summary → summary_completed, summary in the checkpoint and in later prompts", async () => {
+    h.sim.enqueue(
+      { text: "We are building a parser.", usage: { inputTokens: 5, outputTokens: 5 } },
+      { text: "User builds a parser in Rust; tokenizer done.", usage: { inputTokens: 9, outputTokens: 7 } },
+      { text: "Next: the AST.", usage: { inputTokens: 3, outputTokens: 3 } },
+    );
+    await client.runTurn({ requestId: "sum-1", message: runRequestMessage({ text: "let's build a parser", conversationId: "c-sum", modelId: TEST_MODEL }) });
+    const s = await client.runTurn({ requestId: "sum-2", message: runWithAction("c-sum", { action: { case: "summarizeAction", value: {} } }) });
+    expect(s.end).toEqual({ ok: true });
+    const kinds = updateKinds(s.messages);
+    expect(kinds.filter((k) => k.startsWith("summary"))).toEqual(["summaryStarted", "summary", "summaryCompleted"]);
+    expect(kinds).not.toContain("textDelta");
+    const summary = s.messages.find((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "summary");
+    expect(summary?.message.case === "interactionUpdate" && summary.message.value.message.case === "summary" && summary.message.value.message.value.summary).toBe(
+      "User builds a parser in Rust; tokenizer done.",
+    );
+    expect(fromBinary(ConversationSummarySchema, s.lastCheckpoint!.summary!).summary).toBe("User builds a parser in Rust; tokenizer done.");
+    // The next turn's prompt starts from the summary instead of the compacted history.
+    const before = h.sim.requests.length;
+    await client.runTurn({ requestId: "sum-3", message: runRequestMessage({ text: "what next?", conversationId: "c-sum", modelId: TEST_MODEL }) });
+    const body = JSON.stringify(h.sim.requests[before]!.body);
+    expect(body).toContain("Summary of the conversation so far");
+    expect(body).not.toContain("let's build a parser");
+  });
+
+  it("resume with nothing to resume ends cleanly without a provider call", async () => {
+    const before = h.sim.requests.length;
+    const r = await client.runTurn({ requestId: "resume-empty", message: runWithAction("c-resume-empty", { action: { case: "resumeAction", value: {} } }) });
+    expect(r.end).toEqual({ ok: true });
+    expect(h.sim.requests.length).toBe(before);
+  });
+
+  it("resume continues an existing conversation without a new user message", async () => {
+    h.sim.enqueue({ text: "first", usage: { inputTokens: 1, outputTokens: 1 } }, { text: "continued", usage: { inputTokens: 1, outputTokens: 1 } });
+    await client.runTurn({ requestId: "resume-1", message: runRequestMessage({ text: "start", conversationId: "c-resume", modelId: TEST_MODEL }) });
+    const r = await client.runTurn({ requestId: "resume-2", message: runWithAction("c-resume", { action: { case: "resumeAction", value: {} } }) });
+    expect(r.textDeltas).toBe("continued");
+  });
+
+  it("shell_command is recorded into the conversation with no provider call", async () => {
+    const before = h.sim.requests.length;
+    const r = await client.runTurn({
+      requestId: "shell-cmd",
+      message: runWithAction("c-shell", { action: { case: "shellCommandAction", value: { shellCommand: { command: "npm test" }, execId: "e1" } } }),
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(h.sim.requests.length).toBe(before);
+    h.sim.enqueue({ text: "I saw it.", usage: { inputTokens: 1, outputTokens: 1 } });
+    await client.runTurn({ requestId: "shell-cmd-2", message: runRequestMessage({ text: "what did I run?", conversationId: "c-shell", modelId: TEST_MODEL }) });
+    expect(JSON.stringify(h.sim.requests.at(-1)!.body)).toContain("npm test");
+  });
+
+  it("inject_context on a live run: queued, then delivered with the next provider pass", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "s1", name: "Shell", arguments: JSON.stringify({ command: "make" }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "Using the injected hint.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let injected = false;
+    const r = await client.runTurn({
+      requestId: "inject-1",
+      message: runRequestMessage({ text: "build it", conversationId: "c-inject", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "execServerMessage" || injected) return;
+        injected = true;
+        // While the shell runs, the user adds context; then the shell finishes.
+        await t.append(conversationActionMessage({
+          action: { case: "injectContextAction", value: { injectionId: "inj-1", expectedRunId: "", payload: { case: "userContext", value: { userMessage: { text: "use -j4" } } } } },
+        }));
+        const e = m.message.value;
+        await t.append(create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id: e.id, execId: e.execId, message: { case: "shellStream", value: { event: { case: "start", value: {} } } } } } }));
+        await t.append(create(AgentClientMessageSchema, { message: { case: "execClientMessage", value: { id: e.id, execId: e.execId, message: { case: "shellStream", value: { event: { case: "exit", value: { code: 0, cwd: "/", aborted: false } } } } } } }));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    const states = r.messages.flatMap((m) =>
+      m.message.case === "interactionUpdate" && m.message.value.message.case === "contextInjectionState"
+        ? [m.message.value.message.value.state?.state.case]
+        : [],
+    );
+    expect(states).toEqual(["queued", "delivered"]);
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("use -j4");
+  });
+
+  it("inject_context naming another run is rejected with a reason", async () => {
+    h.sim.enqueue({ text: "done", firstByteDelayMs: 200, usage: { inputTokens: 1, outputTokens: 1 } });
+    let sent = false;
+    const r = await client.runTurn({
+      requestId: "inject-2",
+      message: runRequestMessage({ text: "hi", conversationId: "c-inject-2", modelId: TEST_MODEL, runId: "run-A" }),
+      onMessage: async (m, t) => {
+        if (sent || m.message.case !== "conversationCheckpointUpdate") return;
+        sent = true;
+        await t.append(conversationActionMessage({
+          action: { case: "injectContextAction", value: { injectionId: "inj-2", expectedRunId: "run-B", payload: { case: "userContext", value: { userMessage: { text: "x" } } } } },
+        }));
+      },
+    });
+    const rejected = r.messages.find((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "contextInjectionState");
+    if (rejected?.message.case !== "interactionUpdate" || rejected.message.value.message.case !== "contextInjectionState") throw new Error("no state");
+    const st = rejected.message.value.message.value.state?.state;
+    expect(st?.case).toBe("rejected");
+    expect(st?.case === "rejected" && st.value.reason).toMatch(/run-A/);
+  });
+
+  it("background_shell: the run stops waiting for that tool call", async () => {
+    h.sim.enqueue(
+      { toolCalls: [{ id: "bg1", name: "Shell", arguments: JSON.stringify({ command: "npm run dev" }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "The dev server runs in the background.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let moved = false;
+    const r = await client.runTurn({
+      requestId: "bg-1",
+      message: runRequestMessage({ text: "start the dev server", conversationId: "c-bg", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "execServerMessage" || moved) return;
+        moved = true;
+        await t.append(conversationActionMessage({ action: { case: "backgroundShellAction", value: { toolCallId: "g1m1_1_tc0" } } }));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toBe("The dev server runs in the background.");
+  });
+});
