@@ -1,13 +1,22 @@
 import { ConfigError, loadConfig } from "@byok/config";
+import { createStore } from "@byok/store";
+import { AuthConfigError, authenticatorFromConfig } from "./auth/index.js";
 import { startIngressService } from "./service.js";
 import { startServiceTracing } from "./trace-file.js";
 
 // An ingress replica (distributed mode): `tsx services/ingress/src/main.ts`.
-// Open authentication (one tenant) until the tenancy issue adds API keys.
+// Gateway authentication from GATEWAY_AUTH_MODE: api_key (default; keys verified against the
+// store) or trusted_header; open mode is refused in distributed mode.
 try {
   const tracing = startServiceTracing("ingress", process.env);
   const config = loadConfig(process.env, { mode: "distributed" });
-  const svc = await startIngressService(config, { ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
+  const store = await createStore(
+    config.store.driver === "postgres"
+      ? { driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), maxConnections: 4 }
+      : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}) },
+  );
+  const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
+  const svc = await startIngressService(config, { auth, ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
   svc.logger.info({ url: svc.url, name: svc.name }, "ingress started");
   // One machine-readable line for scripts and tests.
   console.log(`BYOK_READY ingress ${svc.url} ${svc.name}`);
@@ -16,13 +25,14 @@ try {
     if (stopping) return;
     stopping = true;
     await svc.close();
+    await store.close();
     await tracing.shutdown();
     process.exit(0);
   };
   process.once("SIGINT", () => void stop());
   process.once("SIGTERM", () => void stop());
 } catch (err) {
-  if (err instanceof ConfigError) {
+  if (err instanceof ConfigError || err instanceof AuthConfigError) {
     console.error(`configuration error: ${err.message}`);
     process.exit(2);
   }

@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRunEngine, createTargetResolver } from "@byok/agent";
+import { createRunEngine } from "@byok/agent";
 import { createRedisBus, type Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
-import { createStore, type Store } from "@byok/store";
+import type { Store } from "@byok/store";
 import { createLogger, createMetrics, metricsHandler, registerSecret, type Logger } from "@byok/telemetry";
 import { createProviderAdapters } from "./adapters.js";
 import { redisTargetOf } from "./redis-target.js";
+import { kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, redisMetering, tenancyEngineDeps } from "./tenancy.js";
 import { createRunWorker, type RunWorker } from "./worker.js";
 
 export interface WorkerService {
@@ -43,11 +44,13 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   const metrics = createMetrics();
   const redis = redisTargetOf(config);
   const d = config.distributed;
-  const store = await createStore(
-    config.store.driver === "postgres"
-      ? { driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}) }
-      : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}) },
-  );
+  // Tenancy (issue 6): the KEK from GATEWAY_KEK (no KEK: stored credentials stay sealed and
+  // their targets are skipped), the file's routes applied to the default tenant, and the meter
+  // on Redis (budgets and rate limits shared by every replica; in memory without REDIS_URL).
+  const store = await openGatewayStore(config, await kekFor(config, undefined));
+  await prepareDefaultTenant(store, config);
+  const metering = config.redisUrl ? redisMetering({ url: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
+  const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger });
   const bus = createRedisBus({
     redis,
     keyPrefix: d.redisKeyPrefix,
@@ -66,12 +69,9 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     bus,
     store,
     adapterFor: (kind: ProviderKind): ProviderAdapter => adapters[kind],
-    resolveTargets: createTargetResolver({
-      routes: config.file.routes,
-      env: opts.env ?? process.env,
-      allowPrivateBaseUrls: config.allowPrivateBaseUrls,
-      baseUrlAllowList: config.baseUrlAllowList,
-    }),
+    resolveTargets: tenancy.resolveTargets,
+    meter: tenancy.meter,
+    content: tenancy.content,
     retryPolicy: retryPolicy(opts.retry),
     // Every engine timer comes from the validated config (reconnect grace, presence checks, …).
     timers: config.timers,
@@ -124,6 +124,8 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
         server.closeAllConnections();
         await new Promise<void>((r) => server.close(() => r()));
         await bus.close();
+        await metering.budgets.close();
+        await metering.rates.close();
         await store.close();
       })();
       return closing;

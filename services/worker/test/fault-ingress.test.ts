@@ -35,7 +35,7 @@ describe("ingress faults (real processes)", () => {
     c.sim.enqueue({ text: Array.from({ length: 20 }, (_, i) => `w${i} `), chunkDelayMs: 50 });
     const requestId = `spread-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
-    const clients = c.ingress.map((p) => createCursorClient({ baseUrl: p.url }));
+    const clients = c.ingress.map((p) => createCursorClient({ baseUrl: p.url, authToken: c.authToken }));
     const sse = clients[1]!.collect(requestId);
     const n = 12;
     const sends: { seqno: number; i: number }[] = [];
@@ -64,7 +64,7 @@ describe("ingress faults (real processes)", () => {
   it("one trace spans the BidiAppend on the ingress and the run on the worker", async () => {
     c.sim.enqueue({ text: ["traced"] });
     const requestId = `trace-${randomUUID()}`;
-    const client = createCursorClient({ baseUrl: c.ingress[0]!.url });
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
     const out = await client.runTurn({ requestId, message: runRequestMessage({ text: "hi", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
     expect(out.end).toEqual({ ok: true });
     const spans = await waitFor(
@@ -93,7 +93,7 @@ describe("ingress faults (real processes)", () => {
       return String(list).split("\n").filter((l) => l.includes(` name=${replica.name}:`)).length;
     };
     const before = await waitFor(async () => ((await countConns()) >= 3 ? await countConns() : undefined), 10_000, "replica connections");
-    const client = createCursorClient({ baseUrl: replica.url });
+    const client = createCursorClient({ baseUrl: replica.url, authToken: c.authToken });
     const abort = new AbortController();
     // Response headers come with the first frame, so the requests are not awaited: the streams
     // are open once the replica subscribed each request's wake channel.
@@ -116,8 +116,8 @@ describe("ingress faults (real processes)", () => {
     const requestId = `ingkill-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
     const [first, second] = c.ingress;
-    const a = createCursorClient({ baseUrl: first!.url });
-    const b = createCursorClient({ baseUrl: second!.url });
+    const a = createCursorClient({ baseUrl: first!.url, authToken: c.authToken });
+    const b = createCursorClient({ baseUrl: second!.url, authToken: c.authToken });
     const res = await a.runSse(requestId);
     expect((await a.append(requestId, 1, runRequestMessage({ text: "go", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }))).ok).toBe(true);
     const before: AgentServerMessage[] = [];

@@ -46,7 +46,7 @@ describe.runIf(haveRedisServer)("Redis Cluster (3 local nodes, real processes)",
   it("runs a turn with every key of the request in one slot and every queue key in one slot", async () => {
     c.sim.enqueue({ text: ["clustered ", "turn"] });
     const requestId = `cluster-${randomUUID()}`;
-    const client = createCursorClient({ baseUrl: c.ingress[0]!.url });
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
     const out = await client.runTurn({ requestId, message: runRequestMessage({ text: "hi", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
     expect(out.end).toEqual({ ok: true });
     expect(out.textDeltas).toContain("clustered turn");

@@ -26,7 +26,7 @@ describe.runIf(haveRedisServer)("Redis restart mid-run (real processes, private 
   it("ends the in-flight turn unavailable, refuses appends while down, and serves the next turn after", async () => {
     const [ingress] = c.ingress;
     const [worker] = c.workers;
-    const client = createCursorClient({ baseUrl: ingress!.url });
+    const client = createCursorClient({ baseUrl: ingress!.url, authToken: c.authToken });
     c.sim.enqueue({ text: Array.from({ length: 40 }, (_, i) => `r${i} `), chunkDelayMs: 100 });
     const requestId = `outage-${randomUUID()}`;
     let killed = false;

@@ -22,7 +22,7 @@ describe("worker faults (real processes)", () => {
   /** Runs one turn; `during` is called once, after the first non-notice text delta reached the client. */
   async function turnWithFault(requestId: string, during: (owner: ServiceProcess) => Promise<void>) {
     const ref = { tenantId: "default", requestId };
-    const client = createCursorClient({ baseUrl: c.ingress[0]!.url });
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
     let faulted = false;
     const result = await client.runTurn({
       requestId,
@@ -92,7 +92,7 @@ describe("worker faults (real processes)", () => {
     let paused: ServiceProcess | undefined;
     const requestId = `stop-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
-    const client = createCursorClient({ baseUrl: c.ingress[1]!.url });
+    const client = createCursorClient({ baseUrl: c.ingress[1]!.url, authToken: c.authToken });
     let faulted = false;
     let resumed: Promise<void> | undefined;
     const result = await client.runTurn({

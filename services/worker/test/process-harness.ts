@@ -136,6 +136,8 @@ export interface TestCluster {
   keyPrefix: string;
   queuePrefix: string;
   schema: string;
+  /** A gateway API key of the default tenant (distributed ingress authenticates with API keys). */
+  authToken: string;
   redis: Redis;
   spawn(kind: ServiceKind, extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   close(): Promise<void>;
@@ -164,10 +166,13 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const sim = await startSimulator();
   // Migrate the private schema once, before any service starts (they would race otherwise).
   const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+  await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
+  const { secret: authToken } = await store.apiKeys.create({ tenantId: "default", name: "fault-tests" });
   await store.close();
   const redisUrl = opts.redisUrl ?? REDIS_URL;
   const env: Record<string, string> = {
     GATEWAY_MODE: "distributed",
+    GATEWAY_AUTH_MODE: "api_key",
     REDIS_URL: redisUrl,
     DATABASE_URL,
     GATEWAY_DATABASE_SCHEMA: schema,
@@ -202,6 +207,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     keyPrefix,
     queuePrefix,
     schema,
+    authToken,
     redis,
     spawn: spawnOne,
     async close() {
