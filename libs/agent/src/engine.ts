@@ -31,7 +31,7 @@ export interface RunEngineDeps {
   /** Route + credentials → ordered targets (README "Model routing"); may look up the tenant's routes. */
   resolveTargets(run: RunStart, tenantId: string): TargetResolution | Promise<TargetResolution>;
   retryPolicy: RetryPolicy;
-  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number; toolTimeoutMs: number };
+  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number; toolTimeoutMs: number; prewarmTtlMs: number };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */
   defaultInstructions?: string;
@@ -360,6 +360,12 @@ class GenerationRun {
       case "tool_timer": {
         const { callId, bridgeId } = eff;
         const t = setTimeout(() => this.queue.push({ ev: { type: "tool_timeout", callId, bridgeId } }), eff.ms);
+        t.unref();
+        this.timers.push(t);
+        return;
+      }
+      case "prewarm_wait": {
+        const t = setTimeout(() => this.queue.push({ ev: { type: "prewarm_expired" } }), this.deps.timers.prewarmTtlMs);
         t.unref();
         this.timers.push(t);
         return;

@@ -20,6 +20,8 @@ export const TimersSchema = z.object({
   kvAckTimeoutMs: ms(15_000),
   /** A client tool execution that does not answer by then is aborted; the model gets a tool error. */
   toolTimeoutMs: ms(600_000),
+  /** A prewarmed request whose run_request does not come by then ends with {}. */
+  prewarmTtlMs: ms(60_000),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
 });

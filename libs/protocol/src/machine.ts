@@ -1,4 +1,7 @@
-import { AgentMode } from "@byok/wire";
+import { clone, create } from "@bufbuild/protobuf";
+import {
+  AgentMode, AgentRunRequestSchema, ConversationStateStructureSchema, type AgentRunRequest, type PrewarmRequest,
+} from "@byok/wire";
 import type { Usage } from "@byok/providers";
 import type { ClientEvent } from "./classify.js";
 import { buildCheckpoint, type TurnView } from "./checkpoint.js";
@@ -38,7 +41,7 @@ export function initialRunState(requestId: string, generation: number, policy: R
   return {
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
-    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined,
+    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined, prewarm: undefined,
   };
 }
 
@@ -233,6 +236,8 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
     case "tool_timeout":
       return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
+    case "prewarm_expired":
+      return s.phase === "awaiting_run" && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
     case "nothing_to_resume":
       // Resume with nothing waiting or interrupted: end cleanly.
       return gated({ ...s, current: undefined }, [{ type: "abort_model_call" }, { type: "checkpoint", steps: s.steps }, { type: "end", decision: { ok: true } }]);
@@ -247,7 +252,7 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       if (s.phase !== "awaiting_run") {
         return { state: s, effects: [{ type: "log", level: "warn", message: "second run_request in one generation ignored" }] };
       }
-      const run = readRunStart(e.request, s.requestId);
+      const run = readRunStart(s.prewarm ? withPrewarm(e.request, s.prewarm) : e.request, s.requestId);
       const modelCallId = modelCallIdFor(s.generation, 1);
       const opened: RunState = {
         ...s, run, mode: run.mode,
@@ -274,6 +279,15 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
         { type: "start_model_call", modelCallId, attempt: 1 },
       ]);
     }
+    case "prewarm_request": {
+      if (s.phase !== "awaiting_run" || s.prewarm) return ignored(s, e.kind);
+      // Prepare without calling a provider: the client's state as the first checkpoint, then
+      // heartbeats (from the ingress) until the run_request comes or the TTL ends it with {}.
+      const base = e.request.conversationState ? clone(ConversationStateStructureSchema, e.request.conversationState) : create(ConversationStateStructureSchema, {});
+      const gate = openGate(base.turns.filter((t) => t.byteLength === 32));
+      const r = gateCheckpoint(gate, base, []);
+      return { state: { ...s, prewarm: e.request, gate: r.gate }, effects: [...r.effects, { type: "prewarm_wait" }] };
+    }
     case "conversation_action":
       if (e.actionKind === "cancelAction") {
         const reason = e.action.action.case === "cancelAction" && e.action.action.value.reason;
@@ -299,8 +313,6 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       };
     case "client_heartbeat":
       return { state: s, effects: [] };
-    default:
-      return { state: s, effects: [{ type: "log", level: "info", message: "client message branch not handled yet", fields: { kind: e.kind } }] };
   }
 }
 
@@ -333,6 +345,20 @@ function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "convers
     default:
       return { state: s, effects: [{ type: "log", level: "info", message: "conversation action has no effect on a live run", fields: { action: a.case } }] };
   }
+}
+
+/** The run_request after a prewarm: what it leaves out comes from the prewarm. */
+function withPrewarm(req: AgentRunRequest, p: PrewarmRequest): AgentRunRequest {
+  const r = clone(AgentRunRequestSchema, req);
+  if (!r.requestedModel?.modelId && !r.modelDetails?.modelId) {
+    if (p.requestedModel) r.requestedModel = p.requestedModel;
+    if (p.modelDetails) r.modelDetails = p.modelDetails;
+  }
+  if (!r.conversationState?.turns.length && p.conversationState) r.conversationState = p.conversationState;
+  if (!r.conversationId && p.conversationId) r.conversationId = p.conversationId;
+  if (!r.mcpTools?.mcpTools.length && p.mcpTools) r.mcpTools = p.mcpTools;
+  if (r.customSystemPrompt === undefined && p.customSystemPrompt !== undefined) r.customSystemPrompt = p.customSystemPrompt;
+  return r;
 }
 
 function ignored(s: RunState, kind: string): { state: RunState; effects: Effect[] } {

@@ -1,4 +1,4 @@
-import type { AgentMode, AgentServerMessage, TodoItem } from "@byok/wire";
+import type { AgentMode, AgentServerMessage, PrewarmRequest, TodoItem } from "@byok/wire";
 import type { ProviderEvent, Usage } from "@byok/providers";
 import type { Blob } from "./blobs.js";
 import type { ClientEvent } from "./classify.js";
@@ -40,6 +40,8 @@ export interface RunState {
   readonly injections: readonly { id: string; text: string; kind: string }[];
   /** The summary this run produced (summarize action). */
   readonly summary: string | undefined;
+  /** A prewarm_request that prepared this generation, reused by the run_request that follows. */
+  readonly prewarm: PrewarmRequest | undefined;
 }
 
 /** Gateway policy a run needs to decide things (from configuration). */
@@ -66,6 +68,8 @@ export type RunEvent =
   | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
+  /** The prewarm's wait for its run_request ran out. */
+  | { type: "prewarm_expired" }
   /** A resume run found nothing to resume. */
   | { type: "nothing_to_resume" }
   /** The web search backend answered for tool call `callId`. */
@@ -90,6 +94,8 @@ export type Effect =
   | { type: "kv_wait"; seq: number }
   /** Start a tool wait timer (→ tool_timeout with the same ids). */
   | { type: "tool_timer"; callId: string; bridgeId: number; ms: number }
+  /** Start the prewarm TTL (→ prewarm_expired). */
+  | { type: "prewarm_wait" }
   /** Ask the web search backend (→ web_search_result). */
   | { type: "web_search"; callId: string; query: string }
   | { type: "log"; level: "info" | "warn"; message: string; fields?: Record<string, unknown> };

@@ -24,7 +24,7 @@ describe("conversation actions", () => {
   let h: Harness;
   let client: CursorClient;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ GATEWAY_PREWARM_TTL_MS: "400", GATEWAY_HEARTBEAT_MS: "100" });
     client = createCursorClient({ baseUrl: h.gw.url });
   });
   afterAll(async () => h.close());
@@ -52,6 +52,39 @@ describe("conversation actions", () => {
     const body = JSON.stringify(h.sim.requests[before]!.body);
     expect(body).toContain("Summary of the conversation so far");
     expect(body).not.toContain("let's build a parser");
+  });
+
+  it("prewarm: a checkpoint and heartbeats, reused by the run_request that follows", async () => {
+    h.sim.enqueue({ text: "warm answer", usage: { inputTokens: 2, outputTokens: 2 } });
+    const prewarm = create(AgentClientMessageSchema, {
+      message: { case: "prewarmRequest", value: { conversationId: "c-warm", requestedModel: { modelId: TEST_MODEL } } },
+    });
+    let ranRequest = false;
+    const r = await client.runTurn({
+      requestId: "warm-1",
+      message: prewarm,
+      onMessage: async (m, t) => {
+        if (ranRequest || m.message.case !== "conversationCheckpointUpdate") return;
+        ranRequest = true;
+        // The run_request names no model: the prewarm's is reused.
+        const run = runRequestMessage({ text: "hello warm", conversationId: "c-warm", modelId: "" });
+        if (run.message.case === "runRequest") run.message.value.requestedModel = undefined;
+        await t.append(run);
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toBe("warm answer");
+    expect(r.checkpoints).toBeGreaterThanOrEqual(2);
+  });
+
+  it("prewarm without a following run_request ends {} after its TTL, with heartbeats meanwhile", async () => {
+    const before = h.sim.requests.length;
+    const prewarm = create(AgentClientMessageSchema, { message: { case: "prewarmRequest", value: { conversationId: "c-warm-2", requestedModel: { modelId: TEST_MODEL } } } });
+    const r = await client.runTurn({ requestId: "warm-2", message: prewarm });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.checkpoints).toBe(1);
+    expect(r.heartbeats).toBeGreaterThanOrEqual(1);
+    expect(h.sim.requests.length).toBe(before);
   });
 
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
