@@ -207,7 +207,7 @@ describe("tenancy through the embedded gateway", () => {
       createRunEngine({
         bus: h.gw.bus, store, adapterFor: (k) => createProviderAdapter(k), resolveTargets: deps.resolveTargets,
         retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-        timers: { reconnectGraceMs: 60_000, presenceCheckMs: 60_000, kvAckTimeoutMs: 50, toolTimeoutMs: 5_000 },
+        timers: { ...h.config.timers, reconnectGraceMs: 60_000, presenceCheckMs: 60_000, kvAckTimeoutMs: 50 },
         logger, content: deps.content,
         // A dead worker settles nothing.
         meter: dead ? { ...deps.meter, settleAttempt: async () => {} } : deps.meter,
