@@ -5,13 +5,13 @@
 import { execSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStore } from "@byok/store";
-import { callDelta, idleStreams, redisCommandCalls, routesJson, runTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
-import { spawnProc, startRedis, type Proc } from "./services.js";
+import { callDelta, idleStreams, redisCommandCalls, routesJson, runTurns, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
+import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile } from "./stats.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -22,9 +22,21 @@ const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const log = (s: string) => process.stderr.write(`[bench] ${s}\n`);
 
+/** CPU used by the gateway's own processes (not the load generator) while `fn` ran. */
+async function withCpu<T extends { frames: number }>(pids: number[], fn: () => Promise<T>): Promise<T & { serviceCpuSeconds: number; serviceCpuMsPerFrame: number; loadavg1: number }> {
+  const before = pids.map(cpuSeconds);
+  const r = await fn();
+  const used = pids.map(cpuSeconds).reduce((n, v, i) => n + (v - before[i]!), 0);
+  return { ...r, serviceCpuSeconds: Math.round(used * 100) / 100, serviceCpuMsPerFrame: Math.round((used * 1000 * 1000) / r.frames) / 1000, loadavg1: Math.round(loadavg()[0]! * 100) / 100 };
+}
+
+type Measured = TurnsResult & { serviceCpuSeconds: number; serviceCpuMsPerFrame: number; loadavg1: number };
+
 interface ModeResult {
-  ttft: TurnsResult;
-  tput: TurnsResult;
+  ttft1: TurnsResult;
+  ttft50: Measured;
+  ttft: Measured;
+  tput: Measured;
   idle: IdleResult;
   takeover?: TakeoverResult;
   redisCallsPerFrame?: { ttft: number; tput: number };
@@ -53,13 +65,17 @@ const results: Record<string, ModeResult> = {};
   const gw = await spawnProc("gateway", { ...common, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) });
   try {
     await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
+    log("embedded: 10 turns one at a time (TTFT)");
+    const ttft1 = await sequentialTurns(bs, gw.url, 10);
+    log("embedded: 50 concurrent turns (TTFT)");
+    const ttft50 = await withCpu([gw.pid], () => runTurns(bs, [gw.url], 50, "ttft", RAMP_MS));
     log(`embedded: ${TURNS} concurrent turns (TTFT)`);
-    const ttft = await runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS);
+    const ttft = await withCpu([gw.pid], () => runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS));
     log(`embedded: ${TURNS} concurrent turns (throughput)`);
-    const tput = await runTurns(bs, [gw.url], TURNS, "tput");
+    const tput = await withCpu([gw.pid], () => runTurns(bs, [gw.url], TURNS, "tput"));
     log(`embedded: ${IDLE} idle streams`);
     const idle = await idleStreams(gw, IDLE);
-    results.embedded = { ttft, tput, idle };
+    results.embedded = { ttft1, ttft50, ttft, tput, idle };
   } finally {
     await gw.kill();
   }
@@ -84,13 +100,18 @@ const results: Record<string, ModeResult> = {};
     const [ingress, worker] = await Promise.all([spawnProc("ingress", env), spawnProc("worker", env)]);
     procs.push(ingress, worker);
     await runTurns(bs, [ingress.url], 20, "ttft"); // warm-up
+    const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
+    log("distributed: 10 turns one at a time (TTFT)");
+    const ttft1 = await sequentialTurns(bs, ingress.url, 10);
+    log("distributed: 50 concurrent turns (TTFT)");
+    const ttft50 = await withCpu(pids, () => runTurns(bs, [ingress.url], 50, "ttft", RAMP_MS));
     log(`distributed: ${TURNS} concurrent turns (TTFT)`);
     let before = await redisCommandCalls(admin);
-    const ttft = await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS);
+    const ttft = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS));
     const ttftCalls = callDelta(before, await redisCommandCalls(admin));
     log(`distributed: ${TURNS} concurrent turns (throughput)`);
     before = await redisCommandCalls(admin);
-    const tput = await runTurns(bs, [ingress.url], TURNS, "tput");
+    const tput = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "tput"));
     const tputCalls = callDelta(before, await redisCommandCalls(admin));
     log(`distributed: ${IDLE} idle streams`);
     const idle = await idleStreams(ingress, IDLE, admin);
@@ -103,6 +124,8 @@ const results: Record<string, ModeResult> = {};
       return p;
     }, admin, { name: "runs", prefix: "{byok}" }, TRIALS);
     results.distributed = {
+      ttft1,
+      ttft50,
       ttft,
       tput,
       idle,
@@ -123,7 +146,7 @@ const results: Record<string, ModeResult> = {};
 await bs.sim.close();
 
 // ---- report --------------------------------------------------------------------------------
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, redis-server ${execSync("redis-server --version").toString().match(/v=(\S+)/)?.[1] ?? "?"}, ulimit -n ${execSync("sh -c 'ulimit -n'").toString().trim()}`;
+const machine = `load average at the end ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other sessions share this machine), ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, redis-server ${execSync("redis-server --version").toString().match(/v=(\S+)/)?.[1] ?? "?"}, ulimit -n ${execSync("sh -c 'ulimit -n'").toString().trim()}`;
 const e = results.embedded!;
 const d = results.distributed!;
 const row = (label: string, a: string | number, b: string | number) => `| ${label} | ${a} | ${b} |`;
@@ -134,12 +157,16 @@ console.log(
     "",
     "| metric | embedded | distributed (1 ingress + 1 worker) |",
     "|---|---|---|",
+    row("TTFT overhead p50 / max (ms), 1 turn at a time (10 turns)", `${e.ttft1.ttftOverheadP50} / ${e.ttft1.ttftOverheadP99}`, `${d.ttft1.ttftOverheadP50} / ${d.ttft1.ttftOverheadP99}`),
+    row("TTFT overhead p50 / p99 (ms), 50 concurrent turns", `${e.ttft50.ttftOverheadP50} / ${e.ttft50.ttftOverheadP99}`, `${d.ttft50.ttftOverheadP50} / ${d.ttft50.ttftOverheadP99}`),
     row("peak concurrent streaming turns (TTFT run)", e.ttft.peakConcurrent, d.ttft.peakConcurrent),
     row(`TTFT overhead p50 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP50, d.ttft.ttftOverheadP50),
     row(`TTFT overhead p99 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP99, d.ttft.ttftOverheadP99),
     row("turns ok (TTFT run)", `${e.ttft.ok}/${e.ttft.turns}`, `${d.ttft.ok}/${d.ttft.turns}`),
     row(`delivered frames/s, ${TURNS} concurrent turns × 200 deltas`, e.tput.framesPerSecond, d.tput.framesPerSecond),
     row("turns ok (throughput run)", `${e.tput.ok}/${e.tput.turns}`, `${d.tput.ok}/${d.tput.turns}`),
+    row("gateway CPU-ms per delivered frame (paced / burst)", `${e.ttft.serviceCpuMsPerFrame} / ${e.tput.serviceCpuMsPerFrame}`, `${d.ttft.serviceCpuMsPerFrame} / ${d.tput.serviceCpuMsPerFrame}`),
+    row("machine load average (1 min) at the end of the paced / burst run", `${e.ttft.loadavg1} / ${e.tput.loadavg1}`, `${d.ttft.loadavg1} / ${d.tput.loadavg1}`),
     row(`idle RunSSE streams held`, e.idle.streams, d.idle.streams),
     row("heap per idle stream (KiB)", e.idle.heapPerStreamKiB, d.idle.heapPerStreamKiB),
     row("RSS per idle stream (KiB)", e.idle.rssPerStreamKiB, d.idle.rssPerStreamKiB),

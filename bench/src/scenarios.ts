@@ -103,6 +103,25 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
   };
 }
 
+/** `n` turns one after another (no concurrency): the unloaded TTFT overhead. */
+export async function sequentialTurns(bs: BenchSim, url: string, n: number): Promise<TurnsResult> {
+  const all: TurnsResult[] = [];
+  for (let i = 0; i < n; i++) all.push(await runTurns(bs, [url], 1, "ttft"));
+  const o = all.map((r) => r.ttftOverheadP50);
+  const frames = all.reduce((a, r) => a + r.frames, 0);
+  const seconds = all.reduce((a, r) => a + r.seconds, 0);
+  return {
+    turns: n,
+    peakConcurrent: 1,
+    ok: all.reduce((a, r) => a + r.ok, 0),
+    ttftOverheadP50: round(percentile(o, 50)),
+    ttftOverheadP99: round(percentile(o, 99)),
+    frames,
+    seconds: round(seconds),
+    framesPerSecond: Math.round(frames / seconds),
+  };
+}
+
 export interface IdleResult {
   streams: number;
   heapBeforeMiB: number;

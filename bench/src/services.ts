@@ -1,7 +1,7 @@
 // Processes of the benchmark: a private redis-server, distributed services, the embedded gateway.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,4 +128,25 @@ export async function metric(baseUrl: string, name: string): Promise<number> {
   const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   if (!line) throw new Error(`metric ${name} not found`);
   return Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc; clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The pid of the redis-server listening on `port`. */
+export function redisPid(port: number): number | undefined {
+  try {
+    const out = execSync(`pgrep -f "redis-server 127.0.0.1:${port}"`).toString().trim().split("\n")[0];
+    return out ? Number(out) : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -61,12 +61,13 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
   assertQueueName(config.name);
   assertQueuePrefix(config.prefix);
   const log = deps.logger;
+  const warnOnce = throttledWarn(log, 5_000);
   const shutdown = new AbortController();
   let active = 0;
   const connection = openQueueConnection(config.redis, {
     name: `${config.connectionName}:worker`,
     blocking: true,
-    onError: (err) => log.warn({ err: err.message }, "worker redis connection"),
+    onError: (err) => warnOnce("worker redis connection", err.message),
   });
 
   const processor = async (job: Job<RunJobData>, token?: string, cancel?: AbortSignal): Promise<void> => {
@@ -103,7 +104,7 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     // Finished jobs: kept (the queue's defaults decide how long) so late duplicate adds stay no-ops.
     autorun: true,
   });
-  worker.on("error", (err) => log.warn({ err: err.message }, "worker error"));
+  worker.on("error", (err) => warnOnce("worker error", err.message));
   worker.on("lockRenewalFailed", (ids) => log.warn({ jobIds: ids }, "job lock lost (another worker may take the run over)"));
   worker.on("failed", (job, err) => {
     if (!job) return;
@@ -143,5 +144,25 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * During an outage BullMQ and ioredis report the same error on every reconnect attempt; log
+ * each distinct (message, error) at most once per `windowMs`, with the number suppressed.
+ */
+function throttledWarn(log: Logger, windowMs: number): (msg: string, err: string) => void {
+  const last = new Map<string, { at: number; suppressed: number }>();
+  return (msg, err) => {
+    const key = `${msg}\u0000${err}`;
+    const now = Date.now();
+    const seen = last.get(key);
+    if (seen && now - seen.at < windowMs) {
+      seen.suppressed++;
+      return;
+    }
+    if (last.size > 1_000) last.clear();
+    last.set(key, { at: now, suppressed: 0 });
+    log.warn({ err, ...(seen?.suppressed ? { suppressed: seen.suppressed } : {}) }, msg);
   };
 }
