@@ -216,6 +216,8 @@ class GenerationRun {
         },
       });
     }
+    // A takeover during an import starts the import over.
+    if (run && this.state.phase === "importing") await this.execute({ type: "check_history", conversationId: run.conversationId });
     const cut = snap.state.current;
     if (run && cut && snap.state.phase === "model_call") {
       // The cut attempt's ledger row comes from the worker that takes over.
@@ -360,6 +362,17 @@ class GenerationRun {
       case "tool_timer": {
         const { callId, bridgeId } = eff;
         const t = setTimeout(() => this.queue.push({ ev: { type: "tool_timeout", callId, bridgeId } }), eff.ms);
+        t.unref();
+        this.timers.push(t);
+        return;
+      }
+      case "check_history": {
+        const history = await this.content.listHistory(this.ref.tenantId, eff.conversationId);
+        this.queue.push({ ev: { type: "history_state", known: history.length > 0 } });
+        return;
+      }
+      case "import_wait": {
+        const t = setTimeout(() => this.queue.push({ ev: { type: "import_timeout" } }), this.deps.timers.kvAckTimeoutMs);
         t.unref();
         this.timers.push(t);
         return;

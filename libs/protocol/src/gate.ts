@@ -159,3 +159,23 @@ export function gateTimeout(g: OutputGate, seq: number): GateResult {
 export function gateFlushAll(g: OutputGate): GateResult {
   return drain({ ...g, expiredUpTo: g.seq });
 }
+
+/** `get_blob_args` requests for blobs the gateway lacks (they pass at once); returns the kv ids used. */
+export function gateBlobGets(g: OutputGate, ids: readonly Uint8Array[]): { gate: OutputGate; frames: AgentServerMessage[]; kvIds: Map<number, string> } {
+  let nextKvId = g.nextKvId;
+  const kvIds = new Map<number, string>();
+  const out: AgentServerMessage[] = [];
+  for (const blobId of ids) {
+    kvIds.set(nextKvId, blobKey(blobId));
+    out.push(
+      create(AgentServerMessageSchema, {
+        message: {
+          case: "kvServerMessage",
+          value: create(KvServerMessageSchema, { id: nextKvId, message: { case: "getBlobArgs", value: { $typeName: "agent.v1.GetBlobArgs", blobId } } }),
+        },
+      }),
+    );
+    nextKvId = nextKvId >= 0xffffffff ? 1 : nextKvId + 1;
+  }
+  return { gate: { ...g, nextKvId }, frames: out, kvIds };
+}

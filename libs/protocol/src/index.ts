@@ -11,3 +11,4 @@ export * from "./tools/index.js";
 export * from "./gate.js";
 export * from "./blobs.js";
 export * from "./snapshot.js";
+export * from "./import.js";

@@ -8,10 +8,12 @@ import { buildCheckpoint, type TurnView } from "./checkpoint.js";
 import { endFor, type EndDecision, type RunError } from "./errors.js";
 import { frames } from "./frames.js";
 import {
-  endHeld, gateBlobResult, gateCheckpoint, gateEnd, gateFlushAll, gateFrames, gateTimeout, openGate,
+  endHeld, gateBlobGets, gateBlobResult, gateCheckpoint, gateEnd, gateFlushAll, gateFrames, gateTimeout, openGate,
   type GateResult, type OutputGate,
 } from "./gate.js";
 import { readRunStart, type RunStart } from "./run-request.js";
+import { blobId, blobKey } from "./blobs.js";
+import { importedHistory, missingBlobs, verifiedBlobs } from "./import.js";
 import { startAttempt, translateEvent, type AttemptTranslation } from "./translate.js";
 import { addUsage, ZERO_USAGE } from "./usage.js";
 import type { Draft, Effect, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
@@ -41,7 +43,7 @@ export function initialRunState(requestId: string, generation: number, policy: R
   return {
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
-    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined, prewarm: undefined,
+    mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined, prewarm: undefined, importing: undefined,
   };
 }
 
@@ -236,6 +238,16 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
     case "tool_timeout":
       return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
+    case "history_state": {
+      if (s.phase !== "importing" || !s.run) return { state: s, effects: [] };
+      if (ev.known) return beginRun({ ...s, phase: "awaiting_run" });
+      const v = verifiedBlobs(s.run.preFetchedBlobs);
+      const r = continueImport(s, v.have, new Map());
+      const log: Effect[] = v.rejected ? [{ type: "log", level: "warn", message: "pre-fetched blobs failed SHA-256 verification and were ignored", fields: { rejected: v.rejected } }] : [];
+      return { state: r.state, effects: [...log, ...r.effects] };
+    }
+    case "import_timeout":
+      return s.phase === "importing" && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
     case "prewarm_expired":
       return s.phase === "awaiting_run" && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
     case "nothing_to_resume":
@@ -253,31 +265,16 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
         return { state: s, effects: [{ type: "log", level: "warn", message: "second run_request in one generation ignored" }] };
       }
       const run = readRunStart(s.prewarm ? withPrewarm(e.request, s.prewarm) : e.request, s.requestId);
-      const modelCallId = modelCallIdFor(s.generation, 1);
       const opened: RunState = {
         ...s, run, mode: run.mode,
         // Blobs the client's own state references are blobs it has.
         gate: openGate(clientBlobIds(run)),
       };
-      const userEntry: Draft[] = run.userText
-        ? [{ type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode, action: run.kind }, interrupted: false }] }]
-        : [];
-      if (run.kind === "shell_command") {
-        // Recorded into the conversation; no provider call.
-        return gated({ ...opened, phase: "model_call" }, [
-          { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
-          { type: "checkpoint", steps: [] },
-          { type: "emit", frames: [frames.turnEnded(s.usage)] },
-          { type: "end", decision: { ok: true } },
-        ]);
+      if (run.conversationState?.turns.length) {
+        // The client holds earlier turns: import them unless the store already has the conversation.
+        return { state: { ...opened, phase: "importing" }, effects: [{ type: "check_history", conversationId: run.conversationId }] };
       }
-      const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
-      return gated(started, [
-        ...userEntry,
-        { type: "checkpoint", steps: [] },
-        ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
-        { type: "start_model_call", modelCallId, attempt: 1 },
-      ]);
+      return beginRun(opened);
     }
     case "prewarm_request": {
       if (s.phase !== "awaiting_run" || s.prewarm) return ignored(s, e.kind);
@@ -347,6 +344,58 @@ function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "convers
   }
 }
 
+
+/** Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions). */
+function beginRun(opened: RunState): { state: RunState; effects: Effect[] } {
+  const s = opened;
+  const run = opened.run!;
+  const modelCallId = modelCallIdFor(s.generation, 1);
+  const userEntry: Draft[] = run.userText
+    ? [{ type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode, action: run.kind }, interrupted: false }] }]
+    : [];
+  if (run.kind === "shell_command") {
+    // Recorded into the conversation; no provider call.
+    return gated({ ...opened, phase: "model_call" }, [
+      { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
+      { type: "checkpoint", steps: [] },
+      { type: "emit", frames: [frames.turnEnded(s.usage)] },
+      { type: "end", decision: { ok: true } },
+    ]);
+  }
+  const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
+  return gated(started, [
+    ...userEntry,
+    { type: "checkpoint", steps: [] },
+    ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
+    { type: "start_model_call", modelCallId, attempt: 1 },
+  ]);
+}
+
+/** Import of a client-held conversation: resolve blobs (inline, verified pre-fetched, get_blob_args). */
+function continueImport(s: RunState, have: ReadonlyMap<string, Uint8Array>, pending: ReadonlyMap<number, string>): { state: RunState; effects: Effect[] } {
+  const turns = s.run!.conversationState?.turns ?? [];
+  const pendingKeys = new Set(pending.values());
+  const missing = missingBlobs(turns, have).filter((id) => !pendingKeys.has(blobKey(id)));
+  if (missing.length === 0 && pending.size === 0) return finishImport(s, have);
+  if (missing.length === 0) return { state: { ...s, importing: { have, pending } }, effects: [] };
+  const g = gateBlobGets(s.gate, missing);
+  const all = new Map([...pending, ...g.kvIds]);
+  return {
+    state: { ...s, gate: g.gate, importing: { have, pending: all } },
+    effects: [{ type: "emit", frames: g.frames }, { type: "import_wait" }],
+  };
+}
+
+function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>): { state: RunState; effects: Effect[] } {
+  const entries = importedHistory(s.run!.conversationState?.turns ?? [], have);
+  const blobs = [...have].map(([k, data]) => ({ id: new Uint8Array(Buffer.from(k, "hex")), data }));
+  const begun = beginRun({ ...s, phase: "awaiting_run", importing: undefined });
+  const pre: Effect[] = [];
+  if (blobs.length) pre.push({ type: "store_blobs", blobs });
+  if (entries.length) pre.push({ type: "record_history", entries });
+  return { state: begun.state, effects: [...pre, ...begun.effects] };
+}
+
 /** The run_request after a prewarm: what it leaves out comes from the prewarm. */
 function withPrewarm(req: AgentRunRequest, p: PrewarmRequest): AgentRunRequest {
   const r = clone(AgentRunRequestSchema, req);
@@ -372,6 +421,17 @@ function clientBlobIds(run: RunStart): Uint8Array[] {
 
 function onKv(s: RunState, e: Extract<ClientEvent, { kind: "kv_client_message" }>): { state: RunState; effects: Effect[] } {
   const m = e.message.message;
+  if (m.case === "getBlobResult" && s.importing) {
+    const key = s.importing.pending.get(e.message.id);
+    if (key === undefined) return { state: s, effects: [] };
+    const pending = new Map(s.importing.pending);
+    pending.delete(e.message.id);
+    const have = new Map(s.importing.have);
+    const data = m.value.blobData;
+    // Trust a blob only if it hashes to the id it was asked for.
+    if (data && blobKey(blobId(data)) === key) have.set(key, data);
+    return continueImport(s, have, pending);
+  }
   if (m.case !== "setBlobResult") {
     return { state: s, effects: [{ type: "log", level: "info", message: "kv client message ignored", fields: { branch: m.case } }] };
   }

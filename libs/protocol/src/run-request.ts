@@ -33,6 +33,8 @@ export interface RunStart {
   /** The client's request context allows web search / web fetch. */
   webSearchAllowed: boolean;
   webFetchAllowed: boolean;
+  /** Blobs the client sent inline with the run (verified before use). */
+  preFetchedBlobs: { id: Uint8Array; value: Uint8Array }[];
 }
 
 function credentialsOf(m: RequestedModel | ModelDetails): ClientCredentials | undefined {
@@ -142,5 +144,6 @@ export function readRunStart(req: AgentRunRequest, requestId: string): RunStart 
     isSubagent: Boolean(req.subagentTypeName),
     webSearchAllowed: requestContext?.webSearchEnabled ?? true,
     webFetchAllowed: requestContext?.webFetchEnabled ?? true,
+    preFetchedBlobs: req.preFetchedBlobs.map((b) => ({ id: b.id, value: b.value })),
   };
 }

@@ -10,7 +10,7 @@ import type { ToolLoop } from "./tool-loop.js";
 import type { AttemptTranslation } from "./translate.js";
 
 /** The run's state types, shared by machine.ts and tool-loop.ts. */
-export type Phase = "awaiting_run" | "model_call" | "tools" | "finishing" | "ended";
+export type Phase = "awaiting_run" | "importing" | "model_call" | "tools" | "finishing" | "ended";
 
 export interface RunState {
   readonly phase: Phase;
@@ -42,6 +42,8 @@ export interface RunState {
   readonly summary: string | undefined;
   /** A prewarm_request that prepared this generation, reused by the run_request that follows. */
   readonly prewarm: PrewarmRequest | undefined;
+  /** Import of a client-held conversation in progress: blobs resolved so far, gets in flight. */
+  readonly importing: { have: ReadonlyMap<string, Uint8Array>; pending: ReadonlyMap<number, string> } | undefined;
 }
 
 /** Gateway policy a run needs to decide things (from configuration). */
@@ -68,6 +70,10 @@ export type RunEvent =
   | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
+  /** Whether the store already has the run's conversation (answers check_history). */
+  | { type: "history_state"; known: boolean }
+  /** Blobs of an import did not all arrive in time: import what is there. */
+  | { type: "import_timeout" }
   /** The prewarm's wait for its run_request ran out. */
   | { type: "prewarm_expired" }
   /** A resume run found nothing to resume. */
@@ -94,6 +100,10 @@ export type Effect =
   | { type: "kv_wait"; seq: number }
   /** Start a tool wait timer (→ tool_timeout with the same ids). */
   | { type: "tool_timer"; callId: string; bridgeId: number; ms: number }
+  /** Does the store have history for this conversation? (→ history_state) */
+  | { type: "check_history"; conversationId: string }
+  /** Start the wait for imported blobs (→ import_timeout). */
+  | { type: "import_wait" }
   /** Start the prewarm TTL (→ prewarm_expired). */
   | { type: "prewarm_wait" }
   /** Ask the web search backend (→ web_search_result). */

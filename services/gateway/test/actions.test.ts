@@ -2,7 +2,11 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversationActionMessage, createCursorClient, runRequestMessage, type CursorClient } from "@byok/testing";
-import { AgentClientMessageSchema, ConversationActionSchema, ConversationSummarySchema, type AgentServerMessage } from "@byok/wire";
+import {
+  AgentClientMessageSchema, AgentMode, AssistantMessageSchema, ConversationActionSchema, ConversationStateStructureSchema,
+  ConversationSummarySchema, PreFetchedBlobSchema, type AgentServerMessage,
+} from "@byok/wire";
+import { buildTurnBlobs } from "@byok/protocol";
 import { fromBinary } from "@bufbuild/protobuf";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
@@ -184,5 +188,54 @@ describe("conversation actions", () => {
     });
     expect(r.end).toEqual({ ok: true });
     expect(r.textDeltas).toBe("The dev server runs in the background.");
+  });
+});
+
+describe("import of a conversation started elsewhere", () => {
+  let h: Harness;
+  let client: CursorClient;
+  beforeAll(async () => {
+    h = await startHarness();
+    client = createCursorClient({ baseUrl: h.gw.url });
+  });
+  afterAll(async () => h.close());
+
+  it("resolves the client's turns from verified pre-fetched blobs and get_blob_args, and the model sees them", async () => {
+    const earlier = buildTurnBlobs({
+      requestId: "elsewhere-1",
+      userText: "remember the codeword PELICAN",
+      messageId: "m-old",
+      mode: AgentMode.AGENT,
+      steps: [{ case: "assistantMessage", value: create(AssistantMessageSchema, { text: "Noted: PELICAN." }) }],
+    });
+    const clientBlobs = new Map(earlier.blobs.map((b) => [Buffer.from(b.id).toString("hex"), b.data]));
+    const turnBlob = earlier.blobs.at(-1)!;
+    const msg = runRequestMessage({ text: "what was the codeword?", conversationId: "c-imported", modelId: TEST_MODEL });
+    if (msg.message.case !== "runRequest") throw new Error("unreachable");
+    msg.message.value.conversationState = create(ConversationStateStructureSchema, { turns: [earlier.turnId] });
+    // The turn arrives inline (verified); a forged blob is ignored; the rest is fetched with get_blob_args.
+    msg.message.value.preFetchedBlobs = [
+      create(PreFetchedBlobSchema, { id: turnBlob.id, value: turnBlob.data }),
+      create(PreFetchedBlobSchema, { id: earlier.blobs[0]!.id, value: new TextEncoder().encode("forged") }),
+    ];
+    h.sim.enqueue({ text: "PELICAN", usage: { inputTokens: 3, outputTokens: 1 } });
+    const gets: string[] = [];
+    const r = await client.runTurn({
+      requestId: "import-1",
+      message: msg,
+      blobs: clientBlobs,
+      onMessage: (m) => {
+        if (m.message.case === "kvServerMessage" && m.message.value.message.case === "getBlobArgs") gets.push(Buffer.from(m.message.value.message.value.blobId).toString("hex"));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(gets.length).toBeGreaterThanOrEqual(1);
+    expect(gets).not.toContain(Buffer.from(turnBlob.id).toString("hex"));
+    const body = JSON.stringify(h.sim.requests.at(-1)!.body);
+    expect(body).toContain("remember the codeword PELICAN");
+    expect(body).toContain("Noted: PELICAN.");
+    // The new checkpoint keeps the imported turn and adds this one.
+    expect(r.lastCheckpoint?.turns.map((t) => Buffer.from(t).toString("hex"))[0]).toBe(Buffer.from(earlier.turnId).toString("hex"));
+    expect(r.lastCheckpoint?.turns).toHaveLength(2);
   });
 });
