@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin";
 import { createInProcessDispatcher, createRunEngine } from "@byok/agent";
-import { createMemoryBus, type Bus } from "@byok/bus";
+import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { authenticatorFromConfig, createIngressHandler } from "@byok/ingress";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
@@ -33,6 +33,11 @@ export interface EmbeddedOptions {
   /** Overrides of the provider retry policy (tests shorten the backoff). */
   retry?: Partial<RetryPolicy>;
   env?: Record<string, string | undefined>;
+  /**
+   * The request bus (default: in memory). Tests pass a Redis bus to run the same scenarios on
+   * distributed mode's bus; the gateway then owns and closes it.
+   */
+  bus?: (options: BusOptions) => Bus;
   /** Budget guard / rate limiter (default: in memory). Tests share a Redis one across gateways. */
   budgets?: BudgetGuard;
   rates?: RateLimiter;
@@ -68,13 +73,14 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     await metering.rates.close();
   };
   const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger });
-  const bus = createMemoryBus({
+  const busOptions: BusOptions = {
     seqnoWindow: config.limits.seqnoWindow,
     maxOutputFrames: config.limits.maxOutputFrames,
     maxInputEntries: config.limits.maxInputEntries,
     finishedRetentionMs: config.timers.finishedRetentionMs,
     sequenceStateTtlMs: config.timers.sequenceStateTtlMs,
-  });
+  };
+  const bus = (opts.bus ?? createMemoryBus)(busOptions);
   const adapters = createProviderAdapters();
   const engine = createRunEngine({
     bus,

@@ -24,11 +24,11 @@ function updateKinds(messages: AgentServerMessage[]): string[] {
   return messages.flatMap((m) => (m.message.case === "interactionUpdate" ? [String(m.message.value.message.case)] : []));
 }
 
-describe("conversation actions", () => {
+describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bus) => {
   let h: Harness;
   let client: CursorClient;
   beforeAll(async () => {
-    h = await startHarness({ GATEWAY_PREWARM_TTL_MS: "400", GATEWAY_HEARTBEAT_MS: "100" });
+    h = await startHarness({ GATEWAY_PREWARM_TTL_MS: "400", GATEWAY_HEARTBEAT_MS: "100" }, undefined, bus);
     client = createCursorClient({ baseUrl: h.gw.url });
   });
   afterAll(async () => h.close());
@@ -191,11 +191,11 @@ describe("conversation actions", () => {
   });
 });
 
-describe("import of a conversation started elsewhere", () => {
+describe.each(["memory", "redis"] as const)("import of a conversation started elsewhere (%s bus)", (bus) => {
   let h: Harness;
   let client: CursorClient;
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({}, undefined, bus);
     client = createCursorClient({ baseUrl: h.gw.url });
   });
   afterAll(async () => h.close());

@@ -12,19 +12,21 @@ import { create } from "@bufbuild/protobuf";
 import { AgentClientMessageSchema, McpToolsSchema, type AgentServerMessage } from "@byok/wire";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
+// Every scenario runs on embedded mode's bus and on distributed mode's (Redis) bus.
+
 function kinds(messages: AgentServerMessage[]): string[] {
   return messages.map((m) =>
     m.message.case === "interactionUpdate" ? `update.${m.message.value.message.case}` : String(m.message.case),
   );
 }
 
-describe("agent loop", () => {
+describe.each(["memory", "redis"] as const)("agent loop (%s bus)", (bus) => {
   let h: Harness;
   let client: CursorClient;
   let ws: WorkspaceExecutor;
 
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({}, undefined, bus);
     client = createCursorClient({ baseUrl: h.gw.url });
     const dir = await makeWorkspace(await mkdtemp(join(tmpdir(), "ws-")), { "src/a.ts": "export const answer = 41;\n" });
     ws = createWorkspaceExecutor(dir);

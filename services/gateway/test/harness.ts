@@ -2,7 +2,26 @@
 import { loadConfig, type GatewayConfig } from "@byok/config";
 import { createLogger } from "@byok/telemetry";
 import { startSimulator, type Simulator } from "@byok/testing";
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { createRedisBus, type BusOptions } from "@byok/bus";
 import { startEmbeddedGateway, type EmbeddedGateway } from "../src/index.js";
+
+/** Deletes a test's Redis keys (the Redis is shared: never FLUSHDB). */
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  try {
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+      cursor = next;
+      if (keys.length) await redis.unlink(...keys);
+    } while (cursor !== "0");
+  } finally {
+    redis.disconnect();
+  }
+}
 
 export const TEST_MODEL = "test-model";
 export const GATEWAY_PROVIDER_KEY = "sk-gateway-secret-0123456789abcdef";
@@ -34,7 +53,17 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(env: Record<string, string> = {}, logger = createLogger({ service: "test", level: "silent" })): Promise<Harness> {
+/** Which request bus the gateway runs on: embedded mode's, or distributed mode's (Redis). */
+export type TestBus = "memory" | "redis";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+
+export async function startHarness(
+  env: Record<string, string> = {},
+  logger = createLogger({ service: "test", level: "silent" }),
+  busKind: TestBus = "memory",
+): Promise<Harness> {
+  const keyPrefix = `test:gw:${randomUUID().slice(0, 8)}`;
   const sim = await startSimulator();
   const base = loadConfig(
     {
@@ -62,6 +91,9 @@ export async function startHarness(env: Record<string, string> = {}, logger = cr
   const gw = await startEmbeddedGateway(config, {
     logger,
     retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    ...(busKind === "redis"
+      ? { bus: (options: BusOptions) => createRedisBus({ redis: REDIS_URL, keyPrefix, options, name: `gw-test-${keyPrefix.slice(-8)}` }) }
+      : {}),
     env: { TEST_PROVIDER_KEY: GATEWAY_PROVIDER_KEY, TEST_AWS_KEY_ID: "AKIATESTGATEWAY0001", TEST_AWS_SECRET: BEDROCK_SECRET },
   });
   return {
@@ -71,6 +103,7 @@ export async function startHarness(env: Record<string, string> = {}, logger = cr
     async close() {
       await gw.close();
       await sim.close();
+      if (busKind === "redis") await deleteKeys(keyPrefix);
     },
   };
 }
