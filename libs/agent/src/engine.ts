@@ -65,6 +65,9 @@ const DEFAULT_INSTRUCTIONS =
 
 const tracer = trace.getTracer("@byok/agent");
 
+/** How long a conversation remembers its current run (longer than any run). */
+const CONVERSATION_RUN_TTL_MS = 6 * 60 * 60 * 1000;
+
 const SUMMARIZE_INSTRUCTIONS =
   "You write the summary that replaces an agent conversation's earlier history. Keep what is needed to continue the work: " +
   "the user's goals, decisions made, files and commands involved, results, and open tasks. Be concise and factual.";
@@ -310,9 +313,29 @@ class GenerationRun {
     }
   }
 
+  /** This run's name in its conversation (a newer run_request there supersedes it). */
+  private get runKey(): string {
+    return `${this.ref.requestId}/${this.generation}`;
+  }
+  private conversationMarked = false;
+
+  /** Marks this run as its conversation's current one once it started; notices a newer run. */
+  private async checkSuperseded(): Promise<void> {
+    const run = this.state.run;
+    if (!run || this.state.phase === "awaiting_run" || this.state.phase === "finishing") return;
+    if (!this.conversationMarked) {
+      this.conversationMarked = true;
+      await this.deps.bus.markConversationRun(this.ref.tenantId, run.conversationId, this.runKey, CONVERSATION_RUN_TTL_MS);
+      return;
+    }
+    const current = await this.deps.bus.conversationRun(this.ref.tenantId, run.conversationId);
+    if (current && current !== this.runKey) this.queue.push({ ev: { type: "superseded" } });
+  }
+
   private async checkPresence(): Promise<void> {
     if (this.state.phase === "ended") return;
     try {
+      await this.checkSuperseded();
       const p = await this.deps.bus.readerPresence(this.ref);
       if (p.readers > 0) return;
       const since = p.lastLeftAt ?? this.startedAt;
@@ -437,6 +460,8 @@ class GenerationRun {
     const run = this.state.run;
     if (!run) return;
     if (attempt === 1) {
+      // The run's first pass makes it its conversation's current run at once.
+      if (!this.conversationMarked) await this.checkSuperseded();
       // A new model call: resolve its targets and reset its retry budget.
       for (const s of secretsOf(run)) if (this.deps.registerSecret) this.releaseSecrets.push(this.deps.registerSecret(s));
       await this.content.upsertConversation(this.ref.tenantId, run.conversationId, { lastRequestId: this.ref.requestId });

@@ -145,6 +145,14 @@ export interface Bus {
   /** Number of live readers and when the last one left (ms epoch), for the reconnect grace. */
   readerPresence(ref: RequestRef): Promise<{ readers: number; lastLeftAt: number | undefined }>;
 
+  /**
+   * Marks `runKey` as the conversation's current run (a new run_request supersedes older live
+   * runs of its conversation, PROTOCOL.md). The mark expires after `ttlMs` unless refreshed.
+   */
+  markConversationRun(tenantId: string, conversationId: string, runKey: string, ttlMs: number): Promise<void>;
+  /** The conversation's current run, if any. */
+  conversationRun(tenantId: string, conversationId: string): Promise<string | undefined>;
+
   /** Run snapshot for takeover (opaque bytes), fenced by epoch on save. */
   saveSnapshot(ref: RequestRef, generation: number, epoch: number, snapshot: Uint8Array): Promise<boolean>;
   loadSnapshot(ref: RequestRef, generation: number): Promise<Uint8Array | undefined>;

@@ -201,6 +201,18 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       expect((await bus.readInput(a, 1, 0)).map((e) => text(e.payload))).toEqual(["secret-of-a"]);
     });
 
+    it("names a conversation's current run; a later mark supersedes, and marks expire", async () => {
+      const conv = randomUUID();
+      expect(await bus.conversationRun(tenant, conv)).toBeUndefined();
+      await bus.markConversationRun(tenant, conv, "req-a/1", 10_000);
+      expect(await bus.conversationRun(tenant, conv)).toBe("req-a/1");
+      await bus.markConversationRun(tenant, conv, "req-b/1", 10_000);
+      expect(await bus.conversationRun(tenant, conv)).toBe("req-b/1");
+      expect(await bus.conversationRun(`${tenant}-other`, conv)).toBeUndefined();
+      await bus.markConversationRun(tenant, conv, "req-c/1", 50);
+      await waitFor(async () => (await bus.conversationRun(tenant, conv)) === undefined);
+    });
+
     it("drops an ended generation after the retention time", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});

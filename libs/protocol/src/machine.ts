@@ -248,6 +248,12 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     }
     case "import_timeout":
       return s.phase === "importing" && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
+    case "superseded":
+      if (s.phase === "awaiting_run" || s.phase === "importing") return { state: s, effects: [] };
+      return endInterrupted(s, endFor({ kind: "canceled", message: "A newer run in this conversation superseded this one." }), {
+        abort: s.phase === "model_call",
+        checkpoint: false,
+      });
     case "prewarm_expired":
       return s.phase === "awaiting_run" && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
     case "nothing_to_resume":

@@ -74,6 +74,8 @@ export type RunEvent =
   | { type: "history_state"; known: boolean }
   /** Blobs of an import did not all arrive in time: import what is there. */
   | { type: "import_timeout" }
+  /** A newer run of the same conversation started: this one is superseded. */
+  | { type: "superseded" }
   /** The prewarm's wait for its run_request ran out. */
   | { type: "prewarm_expired" }
   /** A resume run found nothing to resume. */

@@ -91,6 +91,20 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     expect(h.sim.requests.length).toBe(before);
   });
 
+  it("a new run_request in a conversation supersedes its older live run", async () => {
+    h.sim.enqueue(
+      { text: ["slow ", "old ", "answer ", "never ", "done"], chunkDelayMs: 300, usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "new answer", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const older = client.runTurn({ requestId: "sup-old", message: runRequestMessage({ text: "first", conversationId: "c-sup", modelId: TEST_MODEL }) });
+    await h.sim.waitFor((reqs) => reqs.some((q) => JSON.stringify(q.body).includes("first")));
+    const newer = await client.runTurn({ requestId: "sup-new", message: runRequestMessage({ text: "second", conversationId: "c-sup", modelId: TEST_MODEL }) });
+    expect(newer.end).toEqual({ ok: true });
+    const old = await older;
+    expect(old.end).toMatchObject({ ok: false, code: "canceled" });
+    if (old.end?.ok === false) expect(old.end.message).toMatch(/superseded/);
+  });
+
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
     const before = h.sim.requests.length;
     const r = await client.runTurn({ requestId: "resume-empty", message: runWithAction("c-resume-empty", { action: { case: "resumeAction", value: {} } }) });

@@ -42,6 +42,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
   const outputWatchers = new Map<string, Set<() => void>>();
   const inputWatchers = new Map<string, Set<() => void>>();
   const timers = new Set<NodeJS.Timeout>();
+  const conversationRuns = new Map<string, { runKey: string; expiresAt: number }>();
 
   const notify = (map: Map<string, Set<() => void>>, key: string) => {
     const set = map.get(key);
@@ -223,6 +224,21 @@ export function createMemoryBus(opts: BusOptions): Bus {
       return { readers: r?.readers.size ?? 0, lastLeftAt: r?.lastLeftAt };
     },
 
+    async markConversationRun(tenantId, conversationId, runKey, ttlMs) {
+      conversationRuns.set(`${tenantId}\u0000${conversationId}`, { runKey, expiresAt: Date.now() + ttlMs });
+    },
+
+    async conversationRun(tenantId, conversationId) {
+      const k = `${tenantId}\u0000${conversationId}`;
+      const m = conversationRuns.get(k);
+      if (!m) return undefined;
+      if (m.expiresAt <= Date.now()) {
+        conversationRuns.delete(k);
+        return undefined;
+      }
+      return m.runKey;
+    },
+
     async saveSnapshot(ref, generation, epoch, snapshot) {
       const g = gen(ref, generation);
       if (!g || g.epoch !== epoch) return false;
@@ -239,6 +255,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
       for (const t of timers) clearTimeout(t);
       timers.clear();
       requests.clear();
+      conversationRuns.clear();
       outputWatchers.clear();
       inputWatchers.clear();
     },

@@ -83,3 +83,9 @@ export function requestKeys(prefix: string, ref: RequestRef): RequestKeys {
 export function channelPrefix(prefix: string): string {
   return `${prefix}:wake:`;
 }
+
+/** The key naming a conversation's current run (its own slot: it is not a request key). */
+export function conversationRunKey(prefix: string, tenantId: string, conversationId: string): string {
+  assertKeyPrefix(prefix);
+  return `${prefix}:conv:{${escapeId(tenantId)}:${escapeId(conversationId)}}:run`;
+}

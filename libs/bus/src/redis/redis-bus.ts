@@ -5,7 +5,7 @@ import type {
 } from "../types.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
 import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisTarget } from "./connection.js";
-import { assertKeyPrefix, requestKeys } from "./keys.js";
+import { assertKeyPrefix, conversationRunKey, requestKeys } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
   readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
@@ -239,6 +239,18 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           args: { generation, epoch, snapshot: toBuffer(snapshot) },
         }),
       );
+    },
+
+    markConversationRun(tenantId, conversationId, runKey, ttlMs) {
+      const key = conversationRunKey(prefix, tenantId, conversationId);
+      return op("markConversationRun", async () => {
+        await cmd.set(key, runKey, "PX", Math.max(1, Math.round(ttlMs)));
+      });
+    },
+
+    conversationRun(tenantId, conversationId) {
+      const key = conversationRunKey(prefix, tenantId, conversationId);
+      return op("conversationRun", async () => (await cmd.get(key)) ?? undefined);
     },
 
     loadSnapshot(ref, generation) {
