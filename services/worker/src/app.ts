@@ -49,7 +49,9 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   // on Redis (budgets and rate limits shared by every replica; in memory without REDIS_URL).
   const store = await openGatewayStore(config, await kekFor(config, undefined));
   await prepareDefaultTenant(store, config);
-  const metering = config.redisUrl ? redisMetering({ url: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
+  // Metering speaks to one Redis node; on a Redis Cluster it falls back to this process's memory
+  // (documented in docs/tenancy.md) rather than failing every run on MOVED replies.
+  const metering = config.redisUrl && !d.redisClusterNodes ? redisMetering({ url: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
   const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger });
   const bus = createRedisBus({
     redis,

@@ -56,7 +56,8 @@ describe.runIf(haveRedisServer)("Redis Cluster (3 local nodes, real processes)",
     let requestKeys = 0;
     for (const port of ports) {
       const r = new Redis({ port });
-      const rk = await r.keys(`${c.keyPrefix}:*${requestId}*`);
+      // Request keys only: the conversation's current-run key has its own slot by design.
+      const rk = await r.keys(`${c.keyPrefix}:req:*${requestId}*`);
       const qk = await r.keys(`${c.queuePrefix}:*`);
       if (rk.length > 0) holders.request.add(port);
       if (qk.length > 0) holders.queue.add(port);
