@@ -145,7 +145,8 @@ export interface TestCluster {
 
 /** Shortened timers so takeovers happen within a couple of seconds. */
 export const FAST_TIMERS: Record<string, string> = {
-  GATEWAY_LOCK_DURATION_MS: "1500",
+  // Short enough for quick takeovers, long enough that a loaded CI machine does not cause false ones.
+  GATEWAY_LOCK_DURATION_MS: "3000",
   GATEWAY_STALLED_INTERVAL_MS: "500",
   GATEWAY_JOB_BACKOFF_MS: "100",
   GATEWAY_HEARTBEAT_MS: "2000",
