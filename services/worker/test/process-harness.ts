@@ -100,7 +100,14 @@ export async function spawnService(kind: ServiceKind, env: Record<string, string
       listeners.add(check);
       check();
     });
-  const ready = await waitForLine(/^BYOK_READY /, timeoutMs);
+  let ready: string;
+  try {
+    ready = await waitForLine(/^BYOK_READY /, timeoutMs);
+  } catch (err) {
+    // Never leave a half-started service behind.
+    if (code === undefined) child.kill("SIGKILL");
+    throw err;
+  }
   const [, , url, name] = ready.split(" ");
   return {
     kind,
@@ -196,10 +203,31 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     procs.push(p);
     return p;
   };
-  const [ingress, workers] = await Promise.all([
-    Promise.all(Array.from({ length: opts.ingress ?? 2 }, () => spawnOne("ingress"))),
-    Promise.all(Array.from({ length: opts.workers ?? 2 }, () => spawnOne("worker"))),
+  const cleanup = async () => {
+    for (const p of procs) p.signal("SIGKILL");
+    await Promise.all(procs.map((p) => p.exited));
+    await sim.close();
+    await deleteByPattern(redis, `${keyPrefix}:*`).catch(() => undefined);
+    await deleteByPattern(redis, `${queuePrefix}:*`).catch(() => undefined);
+    redis.disconnect();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  };
+  // Every spawn settles (ready, or failed and killed) before we decide, so nothing is left running.
+  const nIngress = opts.ingress ?? 2;
+  const started = await Promise.allSettled([
+    ...Array.from({ length: nIngress }, () => spawnOne("ingress")),
+    ...Array.from({ length: opts.workers ?? 2 }, () => spawnOne("worker")),
   ]);
+  const failure = started.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failure) {
+    await cleanup();
+    throw failure.reason;
+  }
+  const ready = started.map((r) => (r as PromiseFulfilledResult<ServiceProcess>).value);
+  const [ingress, workers] = [ready.slice(0, nIngress), ready.slice(nIngress)];
   return {
     sim,
     env,
@@ -211,18 +239,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     authToken,
     redis,
     spawn: spawnOne,
-    async close() {
-      for (const p of procs) p.signal("SIGKILL");
-      await Promise.all(procs.map((p) => p.exited));
-      await sim.close();
-      await deleteByPattern(redis, `${keyPrefix}:*`).catch(() => undefined);
-      await deleteByPattern(redis, `${queuePrefix}:*`).catch(() => undefined);
-      redis.disconnect();
-      const client = new pg.Client({ connectionString: DATABASE_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
-    },
+    close: cleanup,
   };
 }
 
