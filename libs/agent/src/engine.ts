@@ -5,7 +5,7 @@ import {
 } from "@byok/providers";
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
-  readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step, toolContextOf, toolsFor,
+  DEFAULT_CONTEXT_WINDOW, readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step, toolContextOf, toolsFor,
   type Effect, type RunError, type RunEvent, type RunPolicy, type RunStart, type RunState,
 } from "@byok/protocol";
 import type { Store } from "@byok/store";
@@ -64,6 +64,9 @@ const DEFAULT_INSTRUCTIONS =
   "You are a helpful coding assistant working inside the user's editor. Answer clearly and concisely.";
 
 const tracer = trace.getTracer("@byok/agent");
+
+/** A pass estimated above this share of the model's context window is preceded by compaction. */
+const COMPACTION_THRESHOLD = 0.8;
 
 /** How long a conversation remembers its current run (longer than any run). */
 const CONVERSATION_RUN_TTL_MS = 6 * 60 * 60 * 1000;
@@ -480,19 +483,34 @@ class GenerationRun {
       return;
     }
     const history = await this.content.listHistory(this.ref.tenantId, run.conversationId);
-    let items = chatItemsFromHistory(history);
+    const compacting = this.state.compacting;
+    const summarizing = run.kind === "summarize" || compacting !== undefined;
+    let items = chatItemsFromHistory(
+      compacting?.coversBeforeSeq === undefined ? history : history.filter((e) => e.seq < compacting.coversBeforeSeq!),
+    );
     if (run.kind === "resume" && items.length === 0) {
       this.queue.push({ ev: { type: "nothing_to_resume" } });
       return;
     }
-    if (run.kind === "summarize") items = [...items, { role: "user", text: SUMMARIZE_PROMPT }];
+    if (summarizing) items = [...items, { role: "user", text: SUMMARIZE_PROMPT }];
+    else if (attempt === 1 && !this.state.compactedInTurn) {
+      // Near the context window: compact the history before the current turn first.
+      const window = target.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
+      const estimate = estimateTokens(JSON.stringify(items).length + JSON.stringify(toolsFor(toolContextOf(this.state, 0))).length);
+      const lastUser = history.findLast((e) => e.kind === "user" && !e.interrupted);
+      if (estimate > COMPACTION_THRESHOLD * window && lastUser && history.some((e) => e.seq < lastUser.seq && e.kind !== "summary")) {
+        this.log.info({ estimate, window }, "compacting the conversation before the next pass");
+        this.queue.push({ ev: { type: "compaction_needed", coversBeforeSeq: lastUser.seq } });
+        return;
+      }
+    }
     const controller = new AbortController();
     const token = ++this.callToken;
     this.model = { controller, token };
     void this.streamModelCall(token, controller, target, {
       modelCallId,
       attempt,
-      instructions: run.kind === "summarize" ? SUMMARIZE_INSTRUCTIONS : run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
+      instructions: summarizing ? SUMMARIZE_INSTRUCTIONS : run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
       items,
     });
   }
@@ -522,7 +540,7 @@ class GenerationRun {
     });
     try {
       // A summary pass answers in text only.
-      const tools = this.state.run?.kind === "summarize" ? [] : toolsFor(toolContextOf(this.state, Date.now()));
+      const tools = this.state.run?.kind === "summarize" || this.state.compacting ? [] : toolsFor(toolContextOf(this.state, Date.now()));
       for await (const ev of adapter.stream({ ...req, target, tools, signal: controller.signal })) {
         firstEventAt ??= Date.now();
         if (ev.type === "completed") {
@@ -569,7 +587,9 @@ class GenerationRun {
         this.queue.push({ ev: { type: "model_retry", notice: "", usage: e.partialUsage } });
         return true;
       }
-      this.queue.push({ ev: { type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource), usage: e.partialUsage } });
+      this.queue.push({
+        ev: { type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, this.state.compactedInTurn), usage: e.partialUsage },
+      });
       return false;
     }
     this.retries[phase]++;

@@ -7,12 +7,20 @@ import type { HistoryEntry } from "@byok/store";
  */
 export function chatItemsFromHistory(entries: readonly HistoryEntry[]): ChatItem[] {
   const items: ChatItem[] = [];
-  // A summary replaces everything before it (compaction); what follows stays verbatim.
-  let from = 0;
+  // A summary replaces the history it covers: everything before it, or (automatic compaction)
+  // everything before `coversBeforeSeq`, whose tail stays verbatim after the summary.
+  let from = -1;
   entries.forEach((e, i) => {
     if (e.kind === "summary" && !e.interrupted) from = i;
   });
-  for (const e of entries.slice(from)) {
+  let ordered: readonly HistoryEntry[] = entries;
+  if (from >= 0) {
+    const summary = entries[from]!;
+    const covers = (summary.body as { coversBeforeSeq?: unknown }).coversBeforeSeq;
+    const tail = typeof covers === "number" ? entries.filter((e) => e !== summary && e.seq >= covers) : entries.slice(from + 1);
+    ordered = [summary, ...tail];
+  }
+  for (const e of ordered) {
     if (e.interrupted) continue;
     if (e.kind === "summary") {
       items.push({ role: "user", text: `Summary of the conversation so far:\n${String((e.body as { text?: unknown }).text ?? "")}` });

@@ -63,7 +63,7 @@ export function endFor(err: RunError): EndDecision {
 }
 
 /** Maps a provider failure (after retries) to the run error the client sees. */
-export function runErrorFromProvider(e: ProviderError, credentialsSource: "gateway" | "client"): RunError {
+export function runErrorFromProvider(e: ProviderError, credentialsSource: "gateway" | "client", compactionTried = false): RunError {
   switch (e.kind) {
     case "rate_limited":
       return { kind: "provider_rate_limited", message: `The model provider is rate limiting requests: ${e.message}` };
@@ -78,7 +78,10 @@ export function runErrorFromProvider(e: ProviderError, credentialsSource: "gatew
     case "not_found":
       return { kind: "provider_refused", message: `The model provider refused the request: ${e.message}` };
     case "context_overflow":
-      return { kind: "conversation_too_long", message: `The conversation is longer than the model's context window (compaction was not tried). ${e.message}` };
+      return {
+        kind: "conversation_too_long",
+        message: `The conversation is longer than the model's context window (${compactionTried ? "still, after compacting it" : "compaction was not tried"}). ${e.message}`,
+      };
     case "cancelled":
       return { kind: "canceled", message: "The run was canceled." };
     case "overloaded":

@@ -44,6 +44,7 @@ export function initialRunState(requestId: string, generation: number, policy: R
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
     mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined, prewarm: undefined, importing: undefined,
+    compacting: undefined, compactedInTurn: false,
   };
 }
 
@@ -159,11 +160,29 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "model": {
       if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
       const r = translateEvent(s.current, ev.event, ev.nowMs);
-      const summarizing = s.run?.kind === "summarize";
+      const summarizing = s.run?.kind === "summarize" || s.compacting !== undefined;
       // A summary pass streams nothing to the chat: its text becomes the `summary` update.
       const drafts: Draft[] = r.frames.length && !summarizing ? [{ type: "emit", frames: r.frames }] : [];
       const next = { ...s, current: r.t };
       if (ev.event.type !== "completed") return gated(next, drafts);
+      if (s.compacting) {
+        // Automatic compaction done: the summary replaces older history; the real pass follows.
+        const usage = addUsage(s.usage, ev.event.usage);
+        const summary = r.t.text.trim();
+        const n = s.modelCalls + 1;
+        const modelCallId = modelCallIdFor(s.generation, n);
+        return gated(
+          { ...next, usage, summary, compacting: undefined, compactedInTurn: true, modelCalls: n, attempt: 1, current: startAttempt(modelCallId) },
+          [
+            {
+              type: "record_history",
+              entries: [{ kind: "summary", body: { text: summary, coversBeforeSeq: s.compacting.coversBeforeSeq, modelCallId: r.t.modelCallId, attempt: s.attempt }, interrupted: false }],
+            },
+            { type: "emit", frames: [frames.summary(summary), frames.summaryCompleted()] },
+            { type: "start_model_call", modelCallId, attempt: 1 },
+          ],
+        );
+      }
       if (summarizing) {
         const usage = addUsage(s.usage, ev.event.usage);
         const summary = r.t.text.trim();
@@ -248,6 +267,13 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     }
     case "import_timeout":
       return s.phase === "importing" && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
+    case "compaction_needed":
+      if (s.phase !== "model_call" || !s.current || s.compacting || s.compactedInTurn) return { state: s, effects: [] };
+      // summary_started → a summary pass (its text is not streamed) → summary → summary_completed.
+      return gated({ ...s, compacting: { coversBeforeSeq: ev.coversBeforeSeq } }, [
+        { type: "emit", frames: [frames.summaryStarted()] },
+        { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
+      ]);
     case "superseded":
       if (s.phase === "awaiting_run" || s.phase === "importing") return { state: s, effects: [] };
       return endInterrupted(s, endFor({ kind: "canceled", message: "A newer run in this conversation superseded this one." }), {

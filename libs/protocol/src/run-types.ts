@@ -42,6 +42,10 @@ export interface RunState {
   readonly summary: string | undefined;
   /** A prewarm_request that prepared this generation, reused by the run_request that follows. */
   readonly prewarm: PrewarmRequest | undefined;
+  /** Automatic compaction in progress: a summary pass over history before `coversBeforeSeq`. */
+  readonly compacting: { coversBeforeSeq: number | undefined } | undefined;
+  /** This turn was compacted already (never twice per turn). */
+  readonly compactedInTurn: boolean;
   /** Import of a client-held conversation in progress: blobs resolved so far, gets in flight. */
   readonly importing: { have: ReadonlyMap<string, Uint8Array>; pending: ReadonlyMap<number, string> } | undefined;
 }
@@ -74,6 +78,8 @@ export type RunEvent =
   | { type: "history_state"; known: boolean }
   /** Blobs of an import did not all arrive in time: import what is there. */
   | { type: "import_timeout" }
+  /** The next pass would not fit the context window: compact history before `coversBeforeSeq` first. */
+  | { type: "compaction_needed"; coversBeforeSeq: number | undefined }
   /** A newer run of the same conversation started: this one is superseded. */
   | { type: "superseded" }
   /** The prewarm's wait for its run_request ran out. */

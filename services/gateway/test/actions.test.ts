@@ -105,6 +105,30 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     if (old.end?.ok === false) expect(old.end.message).toMatch(/superseded/);
   });
 
+  it("compacts automatically near the context window, keeping the current turn verbatim", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { text: "A long explanation about TOKENIZERS and lexers.", usage: { inputTokens: 5, outputTokens: 50 } },
+      { text: "Earlier: the user asked about tokenizers.", usage: { inputTokens: 40, outputTokens: 8 } },
+      { text: "Parsers come next.", usage: { inputTokens: 12, outputTokens: 4 } },
+    );
+    await client.runTurn({ requestId: "compact-1", message: runRequestMessage({ text: "explain tokenizers", conversationId: "c-compact", modelId: "sim-small-window" }) });
+    const r = await client.runTurn({ requestId: "compact-2", message: runRequestMessage({ text: "and parsers?", conversationId: "c-compact", modelId: "sim-small-window" }) });
+    expect(r.end).toEqual({ ok: true });
+    const kinds = updateKinds(r.messages);
+    expect(kinds.filter((k) => k.startsWith("summary"))).toEqual(["summaryStarted", "summary", "summaryCompleted"]);
+    expect(r.textDeltas).toBe("Parsers come next.");
+    const [, summaryPass, realPass] = h.sim.requests.slice(before).map((q) => q.body as { tools?: unknown[] });
+    expect(JSON.stringify(summaryPass)).toContain("TOKENIZERS");
+    expect(summaryPass?.tools ?? []).toHaveLength(0);
+    const real = JSON.stringify(realPass);
+    expect(real).toContain("Earlier: the user asked about tokenizers.");
+    expect(real).toContain("and parsers?");
+    expect(real).not.toContain("TOKENIZERS");
+    // turn_ended counts both passes of the turn.
+    expect(r.turnEnded).toMatchObject({ inputTokens: 52n, outputTokens: 12n });
+  });
+
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
     const before = h.sim.requests.length;
     const r = await client.runTurn({ requestId: "resume-empty", message: runWithAction("c-resume-empty", { action: { case: "resumeAction", value: {} } }) });

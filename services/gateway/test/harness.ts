@@ -42,6 +42,8 @@ function providerRoutes(simUrl: string) {
         bedrock: { region: "us-west-2", accessKeyIdEnv: "TEST_AWS_KEY_ID", secretAccessKeyEnv: "TEST_AWS_SECRET" },
       }],
     },
+    // A tiny context window: every later turn is compacted first.
+    { modelId: "sim-small-window", targets: [{ provider: "openai-chat", model: "sim-chat", baseUrl: `${simUrl}/v1`, apiKeyEnv: "TEST_PROVIDER_KEY", contextWindow: 2000 }] },
     { modelId: "sim-client-key", targets: [{ provider: "openai-chat", model: "sim-chat", baseUrl: `${simUrl}/v1`, credentials: "client" }] },
   ];
 }
