@@ -492,8 +492,11 @@ class GenerationRun {
       this.queue.push({ ev: { type: "nothing_to_resume" } });
       return;
     }
-    if (summarizing) items = [...items, { role: "user", text: SUMMARIZE_PROMPT }];
-    else if (attempt === 1 && !this.state.compactedInTurn) {
+    if (summarizing) {
+      const guidance = compacting?.hookMessage ? `\n\nGuidance from the user's pre-compaction hook: ${compacting.hookMessage}` : "";
+      items = [...items, { role: "user", text: SUMMARIZE_PROMPT + guidance }];
+    }
+    else if (attempt === 1 && !this.state.compactedInTurn && !this.state.compacting) {
       // Near the context window: compact the history before the current turn first.
       const window = target.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
       const estimate = estimateTokens(JSON.stringify(items).length + JSON.stringify(toolsFor(toolContextOf(this.state, 0))).length);

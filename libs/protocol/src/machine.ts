@@ -1,6 +1,7 @@
 import { clone, create } from "@bufbuild/protobuf";
 import {
-  AgentMode, AgentRunRequestSchema, ConversationStateStructureSchema, type AgentRunRequest, type PrewarmRequest,
+  AgentMode, AgentRunRequestSchema, ConversationStateStructureSchema, ExecuteHookArgsSchema, type AgentRunRequest,
+  type PrewarmRequest,
 } from "@byok/wire";
 import type { Usage } from "@byok/providers";
 import type { ClientEvent } from "./classify.js";
@@ -178,7 +179,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
               type: "record_history",
               entries: [{ kind: "summary", body: { text: summary, coversBeforeSeq: s.compacting.coversBeforeSeq, modelCallId: r.t.modelCallId, attempt: s.attempt }, interrupted: false }],
             },
-            { type: "emit", frames: [frames.summary(summary), frames.summaryCompleted()] },
+            { type: "emit", frames: [frames.summary(summary), frames.summaryCompleted(s.compacting.hookMessage)] },
             { type: "start_model_call", modelCallId, attempt: 1 },
           ],
         );
@@ -256,6 +257,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "resume":
       return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
     case "tool_timeout":
+      if (s.compacting?.hook?.id === ev.bridgeId) return afterPreCompact(s, undefined);
       return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
     case "history_state": {
       if (s.phase !== "importing" || !s.run) return { state: s, effects: [] };
@@ -267,13 +269,31 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     }
     case "import_timeout":
       return s.phase === "importing" && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
-    case "compaction_needed":
+    case "compaction_needed": {
       if (s.phase !== "model_call" || !s.current || s.compacting || s.compactedInTurn) return { state: s, effects: [] };
-      // summary_started → a summary pass (its text is not streamed) → summary → summary_completed.
-      return gated({ ...s, compacting: { coversBeforeSeq: ev.coversBeforeSeq } }, [
-        { type: "emit", frames: [frames.summaryStarted()] },
-        { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
+      // summary_started → [pre_compact hook] → a summary pass (not streamed) → summary → summary_completed.
+      if (!declaresPreCompact(s.run)) {
+        return gated({ ...s, compacting: { coversBeforeSeq: ev.coversBeforeSeq, hook: undefined, hookMessage: undefined } }, [
+          { type: "emit", frames: [frames.summaryStarted()] },
+          { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
+        ]);
+      }
+      const id = s.tools?.nextExecId ?? 1;
+      const execId = `${s.current.modelCallId}-hook${id}`;
+      const tools = { modelCallId: s.current.modelCallId, nextExecId: id >= 0xffffffff ? 1 : id + 1, nextInteractionId: s.tools?.nextInteractionId ?? 1, calls: [] };
+      const hookRequest = create(ExecuteHookArgsSchema, {
+        request: {
+          request: {
+            case: "preCompact",
+            value: { trigger: "auto", conversationId: s.run?.conversationId, modelId: s.run?.modelId, isFirstCompaction: s.summary === undefined },
+          },
+        },
+      });
+      return gated({ ...s, tools, compacting: { coversBeforeSeq: ev.coversBeforeSeq, hook: { id, execId }, hookMessage: undefined } }, [
+        { type: "emit", frames: [frames.summaryStarted(), frames.exec(id, execId, { case: "executeHookArgs", value: hookRequest })] },
+        { type: "tool_timer", callId: execId, bridgeId: id, ms: s.policy.toolTimeoutMs },
       ]);
+    }
     case "superseded":
       if (s.phase === "awaiting_run" || s.phase === "importing") return { state: s, effects: [] };
       return endInterrupted(s, endFor({ kind: "canceled", message: "A newer run in this conversation superseded this one." }), {
@@ -329,6 +349,11 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
     case "kv_client_message":
       return onKv(s, e);
     case "exec_client_message":
+      if (s.compacting?.hook?.id === e.message.id) {
+        const m = e.message.message;
+        const r = m.case === "executeHookResult" ? m.value.response?.response : undefined;
+        return afterPreCompact(s, r?.case === "preCompact" ? r.value.userMessage : undefined);
+      }
       return s.phase === "tools" ? toolStep(onExecMessage(s, e.message)) : ignored(s, e.kind);
     case "exec_client_control_message":
       return s.phase === "tools" ? toolStep(onExecControl(s, e.message)) : { state: s, effects: [] };
@@ -426,6 +451,19 @@ function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>): { sta
   if (blobs.length) pre.push({ type: "store_blobs", blobs });
   if (entries.length) pre.push({ type: "record_history", entries });
   return { state: begun.state, effects: [...pre, ...begun.effects] };
+}
+
+/** Whether the client declared a pre-compaction hook (PROTOCOL.md "Hooks": `pre_compact`). */
+function declaresPreCompact(run: RunStart | undefined): boolean {
+  return (run?.hookSteps ?? []).some((h) => h.replace(/[_-]/g, "").toLowerCase() === "precompact");
+}
+
+/** The pre_compact hook answered (or timed out): run the summary pass, guided by its reply. */
+function afterPreCompact(s: RunState, hookMessage: string | undefined): { state: RunState; effects: Effect[] } {
+  if (!s.compacting || !s.current) return { state: s, effects: [] };
+  return gated({ ...s, compacting: { ...s.compacting, hook: undefined, hookMessage: hookMessage || undefined } }, [
+    { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
+  ]);
 }
 
 /** The run_request after a prewarm: what it leaves out comes from the prewarm. */

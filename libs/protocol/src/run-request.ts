@@ -33,6 +33,8 @@ export interface RunStart {
   /** The client's request context allows web search / web fetch. */
   webSearchAllowed: boolean;
   webFetchAllowed: boolean;
+  /** Hook steps the client declared (request_context.hooks_config.configured_steps). */
+  hookSteps: string[];
   /** Blobs the client sent inline with the run (verified before use). */
   preFetchedBlobs: { id: Uint8Array; value: Uint8Array }[];
 }
@@ -145,5 +147,6 @@ export function readRunStart(req: AgentRunRequest, requestId: string): RunStart 
     webSearchAllowed: requestContext?.webSearchEnabled ?? true,
     webFetchAllowed: requestContext?.webFetchEnabled ?? true,
     preFetchedBlobs: req.preFetchedBlobs.map((b) => ({ id: b.id, value: b.value })),
+    hookSteps: requestContext?.hooksConfig?.configuredSteps ?? [],
   };
 }

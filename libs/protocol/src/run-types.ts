@@ -43,7 +43,15 @@ export interface RunState {
   /** A prewarm_request that prepared this generation, reused by the run_request that follows. */
   readonly prewarm: PrewarmRequest | undefined;
   /** Automatic compaction in progress: a summary pass over history before `coversBeforeSeq`. */
-  readonly compacting: { coversBeforeSeq: number | undefined } | undefined;
+  readonly compacting:
+    | {
+        coversBeforeSeq: number | undefined;
+        /** The pre_compact hook in flight (exec bridge id), if the client declared one. */
+        hook: { id: number; execId: string } | undefined;
+        /** What the hook answered: guides the summary, becomes summary_completed.hook_message. */
+        hookMessage: string | undefined;
+      }
+    | undefined;
   /** This turn was compacted already (never twice per turn). */
   readonly compactedInTurn: boolean;
   /** Import of a client-held conversation in progress: blobs resolved so far, gets in flight. */

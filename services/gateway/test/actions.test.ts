@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversationActionMessage, createCursorClient, runRequestMessage, type CursorClient } from "@byok/testing";
 import {
   AgentClientMessageSchema, AgentMode, AssistantMessageSchema, ConversationActionSchema, ConversationStateStructureSchema,
-  ConversationSummarySchema, PreFetchedBlobSchema, type AgentServerMessage,
+  ConversationSummarySchema, PreFetchedBlobSchema, RequestContextSchema, type AgentServerMessage,
 } from "@byok/wire";
 import { buildTurnBlobs } from "@byok/protocol";
 import { fromBinary } from "@bufbuild/protobuf";
@@ -127,6 +127,43 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     expect(real).not.toContain("TOKENIZERS");
     // turn_ended counts both passes of the turn.
     expect(r.turnEnded).toMatchObject({ inputTokens: 52n, outputTokens: 12n });
+  });
+
+  it("runs the client's pre_compact hook before compacting; its reply guides the summary and closes it", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { text: "A long answer about LEXERS.", usage: { inputTokens: 5, outputTokens: 50 } },
+      { text: "Summary keeping API names.", usage: { inputTokens: 40, outputTokens: 8 } },
+      { text: "Done.", usage: { inputTokens: 12, outputTokens: 4 } },
+    );
+    await client.runTurn({ requestId: "hook-1", message: runRequestMessage({ text: "explain lexers", conversationId: "c-hook", modelId: "sim-small-window" }) });
+    const msg = runRequestMessage({ text: "continue", conversationId: "c-hook", modelId: "sim-small-window" });
+    if (msg.message.case !== "runRequest" || msg.message.value.action?.action.case !== "userMessageAction") throw new Error("unreachable");
+    msg.message.value.action.action.value.requestContext = create(RequestContextSchema, { hooksConfig: { configuredSteps: ["preCompact"] } });
+    let hooked = 0;
+    const r = await client.runTurn({
+      requestId: "hook-2",
+      message: msg,
+      onMessage: async (m, t) => {
+        if (m.message.case !== "execServerMessage" || m.message.value.message.case !== "executeHookArgs") return;
+        hooked++;
+        expect(m.message.value.message.value.request?.request.case).toBe("preCompact");
+        await t.append(create(AgentClientMessageSchema, {
+          message: {
+            case: "execClientMessage",
+            value: {
+              id: m.message.value.id, execId: m.message.value.execId,
+              message: { case: "executeHookResult", value: { response: { response: { case: "preCompact", value: { userMessage: "keep API names" } } } } },
+            },
+          },
+        }));
+      },
+    });
+    expect(hooked).toBe(1);
+    expect(r.end).toEqual({ ok: true });
+    const completed = r.messages.find((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "summaryCompleted");
+    expect(completed?.message.case === "interactionUpdate" && completed.message.value.message.case === "summaryCompleted" && completed.message.value.message.value.hookMessage).toBe("keep API names");
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("keep API names");
   });
 
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
