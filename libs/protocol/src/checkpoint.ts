@@ -1,6 +1,6 @@
 import { clone, create, toBinary } from "@bufbuild/protobuf";
 import {
-  ConversationStateStructureSchema, ConversationSummarySchema, ConversationTokenDetailsSchema, TodoItemSchema,
+  ConversationPlanSchema, ConversationStateStructureSchema, ConversationSummarySchema, ConversationTokenDetailsSchema, TodoItemSchema,
   type AgentMode, type ConversationStateStructure, type ConversationStep, type TodoItem,
 } from "@byok/wire";
 import { buildTurnBlobs, type Blob } from "./blobs.js";
@@ -27,6 +27,7 @@ export function buildCheckpoint(
   pendingToolCalls: readonly string[] = [],
   todos: readonly TodoItem[] = [],
   summary?: string,
+  plan?: string,
 ): { state: ConversationStateStructure; blobs: Blob[] } {
   const t = buildTurnBlobs(turn);
   const state = base ? clone(ConversationStateStructureSchema, base) : create(ConversationStateStructureSchema, {});
@@ -34,6 +35,7 @@ export function buildCheckpoint(
   state.mode = turn.mode;
   state.pendingToolCalls = [...pendingToolCalls];
   if (todos.length) state.todos = todos.map((t) => toBinary(TodoItemSchema, t));
+  if (plan !== undefined) state.plan = toBinary(ConversationPlanSchema, create(ConversationPlanSchema, { plan }));
   if (summary !== undefined) state.summary = toBinary(ConversationSummarySchema, create(ConversationSummarySchema, { summary }));
   state.tokenDetails = create(ConversationTokenDetailsSchema, { usedTokens: tokens.used, maxTokens: tokens.max });
   return { state, blobs: t.blobs };

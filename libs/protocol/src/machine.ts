@@ -115,6 +115,7 @@ function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolCalls: r
     pendingToolCalls,
     s.todos,
     s.summary,
+    s.plan?.plan,
   );
 }
 

@@ -8,8 +8,8 @@ import {
   cancelMessage, createCursorClient, createWorkspaceExecutor, makeWorkspace, runRequestMessage,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
-import { create } from "@bufbuild/protobuf";
-import { AgentClientMessageSchema, McpToolsSchema, type AgentServerMessage } from "@byok/wire";
+import { create, fromBinary } from "@bufbuild/protobuf";
+import { AgentClientMessageSchema, AgentMode, ConversationPlanSchema, McpToolsSchema, ShellStreamSchema, type AgentServerMessage } from "@byok/wire";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
 // Every scenario runs on embedded mode's bus and on distributed mode's (Redis) bus.
@@ -170,6 +170,77 @@ describe.each(["memory", "redis"] as const)("agent loop (%s bus)", (bus) => {
     expect(mcpArgs).toEqual({ tool: "create_issue", server: "github" });
     expect(r.end).toEqual({ ok: true });
     expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("created issue #7");
+  });
+
+  it("runs a shell that goes to the background, then writes to its stdin", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "sh1", name: "Shell", arguments: JSON.stringify({ command: "python3 repl.py", is_background: true }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { toolCalls: [{ id: "sh2", name: "WriteShellStdin", arguments: JSON.stringify({ shell_id: 7, chars: "print(6*7)\n" }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "Sent.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    const stdin: string[] = [];
+    const r = await client.runTurn({
+      requestId: "loop-stdin",
+      message: runRequestMessage({ text: "start a repl and compute", conversationId: "c-stdin", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "execServerMessage") return;
+        const e = m.message.value;
+        const reply = (message: Parameters<typeof create<typeof AgentClientMessageSchema>>[1]) => t.append(create(AgentClientMessageSchema, message));
+        if (e.message.case === "shellStreamArgs") {
+          for (const ev of [
+            create(ShellStreamSchema, { event: { case: "start", value: {} } }),
+            create(ShellStreamSchema, { event: { case: "stdout", value: { data: ">>> " } } }),
+            create(ShellStreamSchema, { event: { case: "backgrounded", value: { shellId: 7, command: "python3 repl.py", workingDirectory: "/w" } } }),
+          ]) {
+            await reply({ message: { case: "execClientMessage", value: { id: e.id, execId: e.execId, message: { case: "shellStream", value: ev } } } });
+          }
+        } else if (e.message.case === "writeShellStdinArgs") {
+          stdin.push(e.message.value.chars);
+          await reply({
+            message: { case: "execClientMessage", value: { id: e.id, execId: e.execId, message: { case: "writeShellStdinResult", value: { result: { case: "success", value: { shellId: 7, terminalFileLengthBeforeInputWritten: 4 } } } } } },
+          });
+        }
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(stdin).toEqual(["print(6*7)\n"]);
+    // The model learned the shell id from the backgrounded shell.
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toMatch(/7/);
+    expect(kinds(r.messages)).toContain("update.shellOutputDelta");
+  });
+
+  it("round-trips a plan in plan mode through create_plan_request_query", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "p1", name: "CreatePlan", arguments: JSON.stringify({ name: "Parser", overview: "Build a parser", plan: "1. tokens\n2. AST" }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "The plan is saved.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let queried = false;
+    const r = await client.runTurn({
+      requestId: "loop-plan",
+      message: runRequestMessage({ text: "plan a parser", conversationId: "c-plan", modelId: TEST_MODEL, mode: AgentMode.PLAN }),
+      onMessage: async (m, t) => {
+        if (m.message.case !== "interactionQuery" || m.message.value.query.case !== "createPlanRequestQuery") return;
+        queried = true;
+        await t.append(create(AgentClientMessageSchema, {
+          message: {
+            case: "interactionResponse",
+            value: { id: m.message.value.id, result: { case: "createPlanRequestResponse", value: { result: { planUri: "file:///plans/parser.md", result: { case: "success", value: {} } } } } },
+          },
+        }));
+      },
+    });
+    expect(queried).toBe(true);
+    expect(r.end).toEqual({ ok: true });
+    // Plan mode offers no file-changing tools to the model.
+    const toolNames = ((h.sim.requests[before]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((x) => x.function.name);
+    expect(toolNames).toContain("CreatePlan");
+    expect(toolNames).not.toContain("Write");
+    expect(toolNames).not.toContain("Edit");
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("parser.md");
+    // The accepted plan is stored in the checkpoint.
+    expect(fromBinary(ConversationPlanSchema, r.lastCheckpoint!.plan!).plan).toContain("2. AST");
   });
 
   it("gives the model a tool error for an unknown tool and keeps going", async () => {
