@@ -1,7 +1,6 @@
 export { createRunEngine, type RunEngine, type RunEngineDeps, type TargetResolution } from "./engine.js";
 export { createInProcessDispatcher } from "./dispatcher.js";
 export { chatItemsFromHistory } from "./history.js";
-export { createTargetResolver, type TargetResolverOptions } from "./targets.js";
 export {
   UNMETERED, estimateTokens, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
 } from "./metering.js";
