@@ -13,7 +13,9 @@ export const CONTRACT_OPTIONS: BusOptions = {
   seqnoWindow: 8,
   maxOutputFrames: 50,
   maxInputEntries: 40,
-  finishedRetentionMs: 300,
+  // Long enough that the steps after an end finish before the end entry expires on a loaded
+  // 2-core CI machine (300 ms flaked: a late append then met an expired end and read `fenced`).
+  finishedRetentionMs: 1_500,
   sequenceStateTtlMs: 60_000,
 };
 
