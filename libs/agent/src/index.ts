@@ -4,3 +4,5 @@ export { chatItemsFromHistory } from "./history.js";
 export {
   UNMETERED, estimateTokens, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
 } from "./metering.js";
+export { createHttpSearchBackend } from "./web-search.js";
+export type { WebSearchBackend } from "./engine.js";

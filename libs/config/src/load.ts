@@ -29,6 +29,8 @@ export interface GatewayConfig {
   allowPrivateBaseUrls: boolean;
   /** Optional allow-list of client base URL hosts; empty = any public host. */
   baseUrlAllowList: string[];
+  /** Web search backend (GET url?q=…); undefined = web search is disabled by policy. */
+  webSearchUrl: string | undefined;
   file: ConfigFile;
   /** Gateway authentication (issue 6): open (embedded default, loopback only), api_key (distributed default), trusted_header. */
   auth: AuthConfig;
@@ -67,6 +69,7 @@ const EnvSchema = z.object({
   REDIS_URL: z.string().optional(),
   GATEWAY_ALLOW_PRIVATE_BASE_URLS: bool.optional(),
   GATEWAY_BASE_URL_ALLOW_LIST: z.string().optional(),
+  GATEWAY_WEB_SEARCH_URL: z.string().url().optional(),
   GATEWAY_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   GATEWAY_ROUTES_JSON: z.string().optional(),
   /** Postgres schema of the store (tests isolate themselves with one each). */
@@ -196,6 +199,7 @@ export function loadConfig(
     distributed: distributed.data,
     allowPrivateBaseUrls: e.data.GATEWAY_ALLOW_PRIVATE_BASE_URLS ?? mode === "embedded",
     baseUrlAllowList: (e.data.GATEWAY_BASE_URL_ALLOW_LIST ?? "").split(",").map((s) => s.trim()).filter(Boolean),
+    webSearchUrl: e.data.GATEWAY_WEB_SEARCH_URL,
     file: file.data,
     auth: { mode: authMode, trustedHeaderSecret: e.data.GATEWAY_TRUSTED_HEADER_SECRET },
     kek: e.data.GATEWAY_KEK?.trim(),

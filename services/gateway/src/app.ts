@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin";
-import { createInProcessDispatcher, createRunEngine } from "@byok/agent";
+import { createHttpSearchBackend, createInProcessDispatcher, createRunEngine } from "@byok/agent";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { authenticatorFromConfig, createIngressHandler } from "@byok/ingress";
@@ -93,6 +93,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     timers: config.timers,
     logger,
     registerSecret: (s) => registerSecret(s),
+    ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
   });
   const dispatcher = createInProcessDispatcher(engine, logger);
   const handler = createIngressHandler({

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createRunEngine } from "@byok/agent";
+import { createHttpSearchBackend, createRunEngine } from "@byok/agent";
 import { createRedisBus, type Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
@@ -79,6 +79,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     timers: config.timers,
     logger,
     registerSecret: (s) => registerSecret(s),
+    ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
   });
   const runWorker = createRunWorker(
     {
