@@ -82,8 +82,10 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
       active--;
     }
     if (shutdown.signal.aborted && token) {
-      const info = await deps.bus.latestGeneration(ref).catch(() => undefined);
-      const ended = info === undefined || info.generation > generation || (info.generation === generation && info.ended);
+      // Unknown (Redis unreachable) counts as not ended: handing back is always safe, since a
+      // new owner of an ended generation completes at once; completing a live one orphans it.
+      const info = await deps.bus.latestGeneration(ref).then((i) => i ?? null, () => "unknown" as const);
+      const ended = info !== "unknown" && (info === null || info.generation > generation || (info.generation === generation && info.ended));
       if (!ended) {
         // Hand the run over: back to wait (not completed, not counted as a failed attempt).
         await job.moveToWait(token);

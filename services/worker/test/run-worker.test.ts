@@ -1,0 +1,89 @@
+// The run worker in process, against the shared Redis with a private key prefix and queue
+// prefix: a job whose processor keeps failing ends its generation `unavailable` after the last
+// attempt; closing the worker hands a running generation back to the queue (waiting), neither
+// completed nor failed.
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createBullmqDispatcher, createRedisBus, runJobId, type Bus, type BullmqDispatcher } from "@byok/bus";
+import type { RunEngine } from "@byok/agent";
+import { createLogger } from "@byok/telemetry";
+import { createRunWorker } from "../src/worker.js";
+import { deleteByPattern, REDIS_URL, waitFor } from "./process-harness.js";
+
+const logger = createLogger({ service: "test", level: "silent" });
+
+describe("run worker (in process)", () => {
+  const id = randomUUID().slice(0, 8);
+  const keyPrefix = `test:runworker:${id}`;
+  const queue = { name: "runs", prefix: `{test-rw-${id}}` };
+  let bus: Bus;
+  let dispatcher: BullmqDispatcher;
+  let admin: Redis;
+
+  beforeAll(() => {
+    admin = new Redis(REDIS_URL);
+    bus = createRedisBus({
+      redis: REDIS_URL,
+      keyPrefix,
+      options: { seqnoWindow: 8, maxOutputFrames: 100, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 },
+    });
+    dispatcher = createBullmqDispatcher({ redis: REDIS_URL, ...queue, attempts: 2, backoffMs: 10 });
+  });
+  afterAll(async () => {
+    await dispatcher.close();
+    await bus.close();
+    await deleteByPattern(admin, `${keyPrefix}:*`);
+    await deleteByPattern(admin, `${queue.prefix}:*`);
+    await admin.quit();
+  });
+
+  const worker = (engine: RunEngine) =>
+    createRunWorker(
+      { redis: REDIS_URL, ...queue, connectionName: `rw-${id}`, concurrency: 4, lockDurationMs: 2_000, stalledIntervalMs: 1_000, maxStalledCount: 1 },
+      { engine, bus, logger },
+    );
+
+  async function startGeneration(requestId: string) {
+    const ref = { tenantId: "t", requestId };
+    const out = await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
+    expect(out).toMatchObject({ status: "accepted", generation: 1 });
+    await dispatcher.dispatch(ref, 1, {});
+    return ref;
+  }
+
+  it("ends the generation `unavailable` once the job failed its last attempt", async () => {
+    let calls = 0;
+    const w = worker({
+      runGeneration: async () => {
+        calls++;
+        throw new Error("the bus is unavailable");
+      },
+    });
+    try {
+      const ref = await startGeneration(`fail-${randomUUID()}`);
+      const end = await waitFor(async () => (await bus.readOutput(ref, 1, 0, 10)).end, 15_000, "the generation's end");
+      expect(end).toMatchObject({ ok: false, code: "unavailable" });
+      expect(calls).toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("close() hands a running generation back to the queue instead of completing it", async () => {
+    let started = false;
+    const w = worker({
+      runGeneration: (_ref, _gen, signal) =>
+        new Promise<void>((resolve) => {
+          started = true;
+          signal?.addEventListener("abort", () => resolve()); // the engine returns on abort
+        }),
+    });
+    const ref = await startGeneration(`handback-${randomUUID()}`);
+    await waitFor(() => started, 10_000, "the run started");
+    await w.close();
+    const job = await dispatcher.queue.getJob(runJobId(ref, 1));
+    expect(await job!.getState()).toBe("waiting");
+    expect(job!.attemptsMade).toBe(0);
+  });
+});
