@@ -19,7 +19,7 @@ import { startAttempt, translateEvent, type AttemptTranslation } from "./transla
 import { addUsage, ZERO_USAGE } from "./usage.js";
 import type { Draft, Effect, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
 import {
-  abortPendingExecs, backgroundCall, cancelSubagent, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout,
+  abortPendingExecs, backgroundCall, restartToolTimers, cancelSubagent, onBackgroundCompletions, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout,
   onWebSearchResult, startTools,
 } from "./tool-loop.js";
 
@@ -256,7 +256,10 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return fromGate(s, gateTimeout(s.gate, ev.seq));
     }
     case "resume":
-      return s.phase === "model_call" && s.current ? step(s, { type: "model_retry", notice: ev.notice, usage: undefined }) : { state: s, effects: [] };
+      if (s.phase === "model_call" && s.current) return step(s, { type: "model_retry", notice: ev.notice, usage: undefined });
+      // Waiting on tools: the previous owner's timers died with it; start them again.
+      if (s.phase === "tools") return { state: s, effects: restartToolTimers(s) };
+      return { state: s, effects: [] };
     case "tool_timeout":
       if (s.compacting?.hook?.id === ev.bridgeId) return afterPreCompact(s, undefined);
       return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
@@ -380,6 +383,8 @@ function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "convers
       return s.phase === "tools" ? toolStep(backgroundCall(s, a.value.toolCallId)) : ignored(s, a.case);
     case "cancelSubagentAction":
       return s.phase === "tools" ? toolStep(cancelSubagent(s, a.value.subagentId)) : ignored(s, a.case);
+    case "backgroundTaskCompletionAction":
+      return s.phase === "tools" ? toolStep(onBackgroundCompletions(s, a.value.completions)) : ignored(s, a.case);
     case "injectContextAction": {
       const { injectionId, expectedRunId } = a.value;
       const live = s.phase === "model_call" || s.phase === "tools";

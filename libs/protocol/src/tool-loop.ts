@@ -304,3 +304,35 @@ export function cancelSubagent(s: RunState, subagentId: string): Step {
   const f = finishCall(s, subagentId, toolErrorOutcome({ started: call.plan.started }, "the user canceled this subagent"));
   return { state: f.state, drafts: [{ type: "emit", frames: [frames.execAbort(call.bridge.id)] }, ...f.drafts] };
 }
+
+/**
+ * background_task_completion on a live run: wakes an AwaitShell waiting on that shell (task id
+ * = shell id) with its completion instead of waiting out `block_until_ms`.
+ */
+export function onBackgroundCompletions(s: RunState, completions: readonly { taskId: string; detail?: string | undefined; outputPath?: string | undefined }[]): Step {
+  let state = s;
+  const drafts: Draft[] = [];
+  for (const c of completions) {
+    const call = state.tools?.calls.find((p) => !p.done && p.plan.kind === "await_shell" && String(p.plan.shellId) === c.taskId);
+    if (!call || call.plan.kind !== "await_shell") continue;
+    const r = finishCall(state, call.callId, completeAwaitShell(call.plan, {
+      kind: "completed",
+      runtimeMs: 0,
+      ...(c.detail ? { output: c.detail } : {}),
+      ...(c.outputPath ? { outputFilePath: c.outputPath } : {}),
+    }));
+    state = r.state;
+    drafts.push(...r.drafts);
+  }
+  return { state, drafts };
+}
+
+/** Timers of the calls still waiting (after a takeover): full tool timeout, AwaitShell's block. */
+export function restartToolTimers(s: RunState): { type: "tool_timer"; callId: string; bridgeId: number; ms: number }[] {
+  return (s.tools?.calls ?? []).flatMap((c) => {
+    if (c.done || !c.bridge) return [];
+    if (c.bridge.kind === "exec") return [{ type: "tool_timer" as const, callId: c.callId, bridgeId: c.bridge.id, ms: s.policy.toolTimeoutMs }];
+    if (c.bridge.kind === "await" && c.plan.kind === "await_shell") return [{ type: "tool_timer" as const, callId: c.callId, bridgeId: c.bridge.id, ms: c.plan.blockUntilMs }];
+    return [];
+  });
+}

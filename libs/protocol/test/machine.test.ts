@@ -190,3 +190,25 @@ describe("checkpoint publication through KV", () => {
     expect(new Set(sent).size).toBe(sent.length);
   });
 });
+
+describe("takeover while waiting on tools", () => {
+  it("restarts the tool timers of pending execs", async () => {
+    const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
+    const { state } = run([
+      runRequestEvent("x"),
+      {
+        type: "model",
+        event: { type: "item_done", item: { kind: "tool_call", id: "c1", call: { id: "c1", name: "Read", argumentsJson: JSON.stringify({ path: "a.txt" }) } } },
+        nowMs: 1,
+      },
+      { type: "model", event: { type: "completed", usage, endTurn: false }, nowMs: 2 },
+    ]);
+    expect(state.phase).toBe("tools");
+    // JSON round trip, as the bus stores it.
+    const snap = JSON.parse(JSON.stringify(snapshotRunState(state)));
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, snap, state.run);
+    expect(restored.tools?.calls[0]?.bridge).toEqual(state.tools?.calls[0]?.bridge);
+    const r = step(restored, { type: "resume", notice: "moved", heldEnd: undefined });
+    expect(r.effects).toEqual([{ type: "tool_timer", callId: "c1", bridgeId: state.tools!.calls[0]!.bridge!.id, ms: DEFAULT_RUN_POLICY.toolTimeoutMs }]);
+  });
+});

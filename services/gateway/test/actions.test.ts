@@ -166,6 +166,30 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("keep API names");
   });
 
+  it("background_task_completion wakes an AwaitShell waiting on that shell", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "aw1", name: "AwaitShell", arguments: JSON.stringify({ shell_id: 12, block_until_ms: 60_000 }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "The build finished.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let sent = false;
+    const started = Date.now();
+    const r = await client.runTurn({
+      requestId: "await-1",
+      message: runRequestMessage({ text: "wait for the build", conversationId: "c-await", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (sent || !(m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallStarted")) return;
+        sent = true;
+        await t.append(conversationActionMessage({
+          action: { case: "backgroundTaskCompletionAction", value: { completions: [{ taskId: "12", title: "npm run build", detail: "exit 0: built in 3s" }] } },
+        }));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(Date.now() - started).toBeLessThan(60_000);
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("built in 3s");
+  });
+
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
     const before = h.sim.requests.length;
     const r = await client.runTurn({ requestId: "resume-empty", message: runWithAction("c-resume-empty", { action: { case: "resumeAction", value: {} } }) });
