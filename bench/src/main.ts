@@ -85,13 +85,18 @@ const results: Record<string, ModeResult> = {};
 {
   const redis = await startRedis();
   const schema = `bench_${randomUUID().slice(0, 8)}`;
-  await (await createStore({ driver: "postgres", url: DATABASE_URL, schema })).close();
+  // The distributed ingress authenticates with API keys: one key of the default tenant.
+  const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+  await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
+  const { secret: key } = await store.apiKeys.create({ tenantId: "default", name: "bench" });
+  await store.close();
   const env = {
     ...common,
     GATEWAY_MODE: "distributed",
     REDIS_URL: redis.url,
     DATABASE_URL,
     GATEWAY_DATABASE_SCHEMA: schema,
+    GATEWAY_AUTH_MODE: "api_key",
   };
   const admin = new Redis(redis.url);
   const procs: Proc[] = [];
@@ -99,22 +104,22 @@ const results: Record<string, ModeResult> = {};
     log("distributed: starting 1 ingress + 1 worker (private redis-server, Postgres schema " + schema + ")");
     const [ingress, worker] = await Promise.all([spawnProc("ingress", env), spawnProc("worker", env)]);
     procs.push(ingress, worker);
-    await runTurns(bs, [ingress.url], 20, "ttft"); // warm-up
+    await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
     const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
     log("distributed: 10 turns one at a time (TTFT)");
-    const ttft1 = await sequentialTurns(bs, ingress.url, 10);
+    const ttft1 = await sequentialTurns(bs, ingress.url, 10, key);
     log("distributed: 50 concurrent turns (TTFT)");
-    const ttft50 = await withCpu(pids, () => runTurns(bs, [ingress.url], 50, "ttft", RAMP_MS));
+    const ttft50 = await withCpu(pids, () => runTurns(bs, [ingress.url], 50, "ttft", RAMP_MS, key));
     log(`distributed: ${TURNS} concurrent turns (TTFT)`);
     let before = await redisCommandCalls(admin);
-    const ttft = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS));
+    const ttft = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS, key));
     const ttftCalls = callDelta(before, await redisCommandCalls(admin));
     log(`distributed: ${TURNS} concurrent turns (throughput)`);
     before = await redisCommandCalls(admin);
-    const tput = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "tput"));
+    const tput = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "tput", 0, key));
     const tputCalls = callDelta(before, await redisCommandCalls(admin));
     log(`distributed: ${IDLE} idle streams`);
-    const idle = await idleStreams(ingress, IDLE, admin);
+    const idle = await idleStreams(ingress, IDLE, admin, key);
     log(`distributed: takeover after kill -9 (${TRIALS} trials, default lock/stall settings)`);
     const workers = [worker, await spawnProc("worker", env)];
     procs.push(workers[1]!);
@@ -122,7 +127,7 @@ const results: Record<string, ModeResult> = {};
       const p = await spawnProc("worker", env);
       procs.push(p);
       return p;
-    }, admin, { name: "runs", prefix: "{byok}" }, TRIALS);
+    }, admin, { name: "runs", prefix: "{byok}" }, TRIALS, key);
     results.distributed = {
       ttft1,
       ttft50,

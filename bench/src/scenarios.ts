@@ -61,8 +61,8 @@ export interface TurnsResult {
  * 50 ms apart (3 s each, so with a 3 s ramp all of them stream at once), TTFT overhead measured;
  * kind `tput`: 200 deltas as fast as the simulator writes them, all started at once, frames/s.
  */
-export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
-  const clients = urls.map((u) => createCursorClient({ baseUrl: u }));
+export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0, authToken?: string): Promise<TurnsResult> {
+  const clients = urls.map((u) => createCursorClient({ baseUrl: u, ...(authToken ? { authToken } : {}) }));
   const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0; // the role frame comes first, the first text one delay later
   const overheads: number[] = [];
   let frames = 0;
@@ -104,9 +104,9 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
 }
 
 /** `n` turns one after another (no concurrency): the unloaded TTFT overhead. */
-export async function sequentialTurns(bs: BenchSim, url: string, n: number): Promise<TurnsResult> {
+export async function sequentialTurns(bs: BenchSim, url: string, n: number, authToken?: string): Promise<TurnsResult> {
   const all: TurnsResult[] = [];
-  for (let i = 0; i < n; i++) all.push(await runTurns(bs, [url], 1, "ttft"));
+  for (let i = 0; i < n; i++) all.push(await runTurns(bs, [url], 1, "ttft", 0, authToken));
   const o = all.map((r) => r.ttftOverheadP50);
   const frames = all.reduce((a, r) => a + r.frames, 0);
   const seconds = all.reduce((a, r) => a + r.seconds, 0);
@@ -137,14 +137,14 @@ export interface IdleResult {
  * by a raised not-found wait (GATEWAY_NOT_FOUND_WAIT_MS) and a long heartbeat. Heap and RSS from
  * the process's /metrics (nodejs default metrics), before and after.
  */
-export async function idleStreams(target: Proc, n: number, redis?: Redis): Promise<IdleResult> {
+export async function idleStreams(target: Proc, n: number, redis?: Redis, authToken?: string): Promise<IdleResult> {
   const conns = async () =>
     redis ? String(await redis.client("LIST")).split("\n").filter((l) => l.includes(` name=${target.name}:`)).length : undefined;
   const heap = () => metric(target.url, "byok_nodejs_heap_size_used_bytes");
   const rss = () => metric(target.url, "byok_process_resident_memory_bytes");
   await new Promise((r) => setTimeout(r, 1_000));
   const [heapBefore, rssBefore, connsBefore] = [await heap(), await rss(), await conns()];
-  const client = createCursorClient({ baseUrl: target.url });
+  const client = createCursorClient({ baseUrl: target.url, ...(authToken ? { authToken } : {}) });
   const abort = new AbortController();
   const opened: Promise<unknown>[] = [];
   for (let i = 0; i < n; i++) {
@@ -186,6 +186,7 @@ export async function takeover(
   redis: Redis,
   queue: { name: string; prefix: string },
   trials: number,
+  authToken?: string,
 ): Promise<TakeoverResult> {
   const q = new Queue(queue.name, { connection: redis.duplicate(), prefix: queue.prefix });
   const res: TakeoverResult = { noticeMs: [], resumedMs: [] };
@@ -193,7 +194,7 @@ export async function takeover(
     for (let t = 0; t < trials; t++) {
       const tag = `bench-slow-${randomUUID()}`;
       const ref = { tenantId: "default", requestId: `${tag}-r` };
-      const client = createCursorClient({ baseUrl: ingressUrl });
+      const client = createCursorClient({ baseUrl: ingressUrl, ...(authToken ? { authToken } : {}) });
       let killedAt: number | undefined;
       let notice: number | undefined;
       let resumed: number | undefined;
