@@ -1,39 +1,41 @@
 import { clone, create } from "@bufbuild/protobuf";
-import {
-  AgentMode, AgentRunRequestSchema, ConversationStateStructureSchema, ExecuteHookArgsSchema, type AgentRunRequest,
-  type PrewarmRequest,
-} from "@byok/wire";
-import type { Usage } from "@byok/providers";
+import { AgentMode, ConversationStateStructureSchema, ExecuteHookArgsSchema } from "@byok/wire";
 import type { ClientEvent } from "./classify.js";
-import { buildCheckpoint, type TurnView } from "./checkpoint.js";
-import { endFor, type EndDecision, type RunError } from "./errors.js";
+import { endFor } from "./errors.js";
 import { frames } from "./frames.js";
-import {
-  endHeld, gateBlobGets, gateBlobResult, gateCheckpoint, gateEnd, gateFlushAll, gateFrames, gateTimeout, openGate,
-  type GateResult, type OutputGate,
-} from "./gate.js";
-import { readRunStart, type RunStart } from "./run-request.js";
+import { gateBlobResult, gateCheckpoint, gateFlushAll, gateTimeout, openGate } from "./gate.js";
+import { readRunStart } from "./run-request.js";
 import { blobId, blobKey } from "./blobs.js";
-import { importedHistory, missingBlobs, verifiedBlobs } from "./import.js";
-import { startAttempt, translateEvent, type AttemptTranslation } from "./translate.js";
+import { verifiedBlobs } from "./import.js";
+import { startAttempt, translateEvent } from "./translate.js";
+import { afterPreCompact, declaresPreCompact } from "./compaction.js";
+import { onLiveAction } from "./live-actions.js";
+import { beginRun, clientBlobIds, continueImport, finishImport, withPrewarm } from "./run-start.js";
+import {
+  attemptOutput, DEFAULT_CONTEXT_WINDOW, endInterrupted, fromGate, gated, ignored, modelCallIdFor, toolStep,
+} from "./transition.js";
 import { addUsage, ZERO_USAGE } from "./usage.js";
 import type { Draft, Effect, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
 import {
-  abortPendingExecs, backgroundCall, restartToolTimers, cancelSubagent, onBackgroundCompletions, onExecControl, onExecMessage, onInteractionResponse, onToolTimeout,
-  onWebSearchResult, startTools,
+  onExecControl, onExecMessage, onInteractionResponse, onToolTimeout, onWebSearchResult, restartToolTimers, startTools,
 } from "./tool-loop.js";
 
 export type { Effect, HistoryRecord, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
 export { toolContextOf, type ToolLoop, type PendingTool } from "./tool-loop.js";
+export { DEFAULT_CONTEXT_WINDOW, modelCallIdFor } from "./transition.js";
 
 /**
  * The per-generation run state machine. Pure: `step(state, event)` returns the next state and
  * the effects the engine must carry out, in order. No I/O, no timers, no randomness.
  *
- *   awaiting_run ──run_request──▶ model_call ──completed──▶ finishing ──blobs acked / timeout──▶ ended (ok)
- *        │                           │  ├─retry──▶ model_call (next attempt, notice frame)
- *        │                           │  └─failed / cancel / reader gone / cap──▶ (finishing ▶) ended (error)
- *        └──cancel / reader gone──▶ ended (canceled)
+ *   awaiting_run ─run_request─▶ [importing ─blobs─▶] model_call ─completed─▶ finishing ─blobs acked / timeout─▶ ended (ok)
+ *        │  (prewarm: checkpoint, wait)         │  ▲  ├─tool calls─▶ tools ─all answered─▶ model_call (next pass)
+ *        │                                      │  │  ├─retry / compaction─▶ model_call (next attempt / summary pass)
+ *        │                                      └──┴──┴─failed / cancel / superseded / reader gone / cap─▶ (finishing ▶) ended (error)
+ *        └─cancel / reader gone / prewarm TTL─▶ ended
+ *
+ * Split by concern: run-start.ts (starting, import, prewarm), tool-loop.ts (tool phase),
+ * live-actions.ts (actions on a live run), compaction.ts, transition.ts (shared machinery).
  *
  * Every frame leaves through the output gate (gate.ts): in production order, a checkpoint
  * holding what follows it until the client has its blobs.
@@ -49,109 +51,13 @@ export function initialRunState(requestId: string, generation: number, policy: R
   };
 }
 
-export function modelCallIdFor(generation: number, n: number): string {
-  return `g${generation}m${n}`;
-}
 
-/** Context-window size the checkpoint reports when the route does not say. */
-export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
-/** Routes drafts through the output gate and derives the phase (`finishing` while an end is held). */
-function gated(s: RunState, drafts: Draft[]): { state: RunState; effects: Effect[] } {
-  let cur = s;
-  const effects: Effect[] = [];
-  const take = (r: GateResult) => {
-    cur = { ...cur, gate: r.gate };
-    effects.push(...r.effects);
-  };
-  for (const d of drafts) {
-    if (d.type === "emit") take(gateFrames(cur.gate, d.frames));
-    else if (d.type === "end") take(gateEnd(cur.gate, d.decision));
-    else if (d.type === "checkpoint") {
-      const cp = checkpointOf(cur, d.steps, d.pendingToolCalls ?? []);
-      if (cp) take(gateCheckpoint(cur.gate, cp.state, cp.blobs));
-    } else if (d.type === "next_pass") {
-      const n = cur.modelCalls + 1;
-      const modelCallId = modelCallIdFor(cur.generation, n);
-      // Context injected while tools ran reaches the model with this pass.
-      if (cur.injections.length) {
-        // After the pass's tool results, so the provider sees a valid message order.
-        effects.push({
-          type: "record_history",
-          entries: cur.injections.map((i) => ({ kind: "user" as const, body: { text: i.text, injectionId: i.id, injected: i.kind }, interrupted: false })),
-        });
-        take(gateFrames(cur.gate, cur.injections.map((i) => frames.contextInjection(i.id, "delivered", { step: n }))));
-        cur = { ...cur, injections: [] };
-      }
-      cur = { ...cur, phase: "model_call", modelCalls: n, attempt: 1, current: startAttempt(modelCallId) };
-      effects.push({ type: "start_model_call", modelCallId, attempt: 1 });
-    } else effects.push(d);
-  }
-  const ended = effects.some((e) => e.type === "end");
-  const phase: Phase = ended ? "ended" : endHeld(cur.gate) ? "finishing" : cur.phase;
-  return { state: { ...cur, phase }, effects };
-}
 
-/** Runs a tool-loop step and gates its drafts. */
-function toolStep(r: { state: RunState; drafts: Draft[] }): { state: RunState; effects: Effect[] } {
-  return gated(r.state, r.drafts);
-}
 
-/** Applies a gate result whose effects are final output (never gated again). */
-function fromGate(s: RunState, r: GateResult): { state: RunState; effects: Effect[] } {
-  const ended = r.effects.some((e) => e.type === "end");
-  const phase: Phase = ended ? "ended" : endHeld(r.gate) ? "finishing" : s.phase;
-  return { state: { ...s, gate: r.gate, phase }, effects: r.effects };
-}
 
-function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolCalls: readonly string[] = []) {
-  const run = s.run;
-  if (!run) return undefined;
-  const used = s.usage.inputTokens + s.usage.cacheReadTokens + s.usage.cacheWriteTokens + s.usage.outputTokens;
-  return buildCheckpoint(
-    run.conversationState,
-    { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: s.mode, steps },
-    { used, max: DEFAULT_CONTEXT_WINDOW },
-    pendingToolCalls,
-    s.todos,
-    s.summary,
-    s.plan?.plan,
-  );
-}
 
-/** Steps and history of the current attempt's output so far. */
-function attemptOutput(t: AttemptTranslation, attempt: number): { steps: TurnView["steps"]; assistant: Record<string, unknown> | undefined } {
-  const steps: TurnView["steps"] = [];
-  if (t.thinkingText) {
-    steps.push({ case: "thinkingMessage", value: { $typeName: "agent.v1.ThinkingMessage", text: t.thinkingText, durationMs: Math.round(t.thinkingMs) } });
-  }
-  if (t.text) steps.push({ case: "assistantMessage", value: { $typeName: "agent.v1.AssistantMessage", text: t.text } });
-  const has = t.text || t.reasoning.length > 0 || t.toolCalls.length > 0;
-  const assistant = has
-    ? { text: t.text, reasoning: t.reasoning, toolCalls: t.toolCalls, modelCallId: t.modelCallId, attempt }
-    : undefined;
-  return { steps, assistant };
-}
 
-/**
- * Ends a run interrupted mid-call: keeps the partial output (history, and a final checkpoint
- * when a client is there to receive it), then ends with `decision`.
- */
-function endInterrupted(s: RunState, decision: EndDecision, opts: { abort: boolean; checkpoint: boolean }): { state: RunState; effects: Effect[] } {
-  const drafts: Draft[] = [];
-  if (opts.abort) drafts.push({ type: "abort_model_call" });
-  // Pending client executions are aborted (PROTOCOL.md "Ending a stream").
-  if (s.phase === "tools") drafts.push(...abortPendingExecs(s));
-  let steps = s.steps;
-  if (s.current) {
-    const out = attemptOutput(s.current, s.attempt);
-    steps = [...steps, ...out.steps];
-    if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
-  }
-  if (opts.checkpoint) drafts.push({ type: "checkpoint", steps });
-  drafts.push({ type: "end", decision });
-  return gated({ ...s, steps, current: undefined, tools: undefined }, drafts);
-}
 
 export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
   if (s.phase === "ended") return { state: s, effects: [] };
@@ -374,126 +280,15 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
   }
 }
 
-/** A top-level conversation_action on a live run: acts on it, supersedes nothing (PROTOCOL.md). */
-function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "conversation_action" }>["action"]): { state: RunState; effects: Effect[] } {
-  const a = action.action;
-  switch (a.case) {
-    case "backgroundShellAction":
-    case "backgroundSubagentAction":
-      return s.phase === "tools" ? toolStep(backgroundCall(s, a.value.toolCallId)) : ignored(s, a.case);
-    case "cancelSubagentAction":
-      return s.phase === "tools" ? toolStep(cancelSubagent(s, a.value.subagentId)) : ignored(s, a.case);
-    case "backgroundTaskCompletionAction":
-      return s.phase === "tools" ? toolStep(onBackgroundCompletions(s, a.value.completions)) : ignored(s, a.case);
-    case "injectContextAction": {
-      const { injectionId, expectedRunId } = a.value;
-      const live = s.phase === "model_call" || s.phase === "tools";
-      const reason = !live
-        ? "the run is not running"
-        : expectedRunId && s.run?.runId && expectedRunId !== s.run.runId
-          ? `the running run is ${s.run.runId}, not ${expectedRunId}`
-          : a.value.payload.case === undefined
-            ? "the injection carries no context"
-            : undefined;
-      if (reason) return gated(s, [{ type: "emit", frames: [frames.contextInjection(injectionId, "rejected", { reason })] }]);
-      const p = a.value.payload;
-      const text = p.case === "userContext" ? (p.value.userMessage?.text ?? "") : p.case === "systemContext" ? `[${p.value.producer}] ${p.value.content}` : "";
-      return gated({ ...s, injections: [...s.injections, { id: injectionId, text, kind: a.value.payload.case ?? "" }] }, [
-        { type: "emit", frames: [frames.contextInjection(injectionId, "queued")] },
-      ]);
-    }
-    default:
-      return { state: s, effects: [{ type: "log", level: "info", message: "conversation action has no effect on a live run", fields: { action: a.case } }] };
-  }
-}
 
 
-/** Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions). */
-function beginRun(opened: RunState): { state: RunState; effects: Effect[] } {
-  const s = opened;
-  const run = opened.run!;
-  const modelCallId = modelCallIdFor(s.generation, 1);
-  const userEntry: Draft[] = run.userText
-    ? [{ type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode, action: run.kind }, interrupted: false }] }]
-    : [];
-  if (run.kind === "shell_command") {
-    // Recorded into the conversation; no provider call.
-    return gated({ ...opened, phase: "model_call" }, [
-      { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
-      { type: "checkpoint", steps: [] },
-      { type: "emit", frames: [frames.turnEnded(s.usage)] },
-      { type: "end", decision: { ok: true } },
-    ]);
-  }
-  const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
-  return gated(started, [
-    ...userEntry,
-    { type: "checkpoint", steps: [] },
-    ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
-    { type: "start_model_call", modelCallId, attempt: 1 },
-  ]);
-}
 
-/** Import of a client-held conversation: resolve blobs (inline, verified pre-fetched, get_blob_args). */
-function continueImport(s: RunState, have: ReadonlyMap<string, Uint8Array>, pending: ReadonlyMap<number, string>): { state: RunState; effects: Effect[] } {
-  const turns = s.run!.conversationState?.turns ?? [];
-  const pendingKeys = new Set(pending.values());
-  const missing = missingBlobs(turns, have).filter((id) => !pendingKeys.has(blobKey(id)));
-  if (missing.length === 0 && pending.size === 0) return finishImport(s, have);
-  if (missing.length === 0) return { state: { ...s, importing: { have, pending } }, effects: [] };
-  const g = gateBlobGets(s.gate, missing);
-  const all = new Map([...pending, ...g.kvIds]);
-  return {
-    state: { ...s, gate: g.gate, importing: { have, pending: all } },
-    effects: [{ type: "emit", frames: g.frames }, { type: "import_wait" }],
-  };
-}
 
-function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>): { state: RunState; effects: Effect[] } {
-  const entries = importedHistory(s.run!.conversationState?.turns ?? [], have);
-  const blobs = [...have].map(([k, data]) => ({ id: new Uint8Array(Buffer.from(k, "hex")), data }));
-  const begun = beginRun({ ...s, phase: "awaiting_run", importing: undefined });
-  const pre: Effect[] = [];
-  if (blobs.length) pre.push({ type: "store_blobs", blobs });
-  if (entries.length) pre.push({ type: "record_history", entries });
-  return { state: begun.state, effects: [...pre, ...begun.effects] };
-}
 
-/** Whether the client declared a pre-compaction hook (PROTOCOL.md "Hooks": `pre_compact`). */
-function declaresPreCompact(run: RunStart | undefined): boolean {
-  return (run?.hookSteps ?? []).some((h) => h.replace(/[_-]/g, "").toLowerCase() === "precompact");
-}
 
-/** The pre_compact hook answered (or timed out): run the summary pass, guided by its reply. */
-function afterPreCompact(s: RunState, hookMessage: string | undefined): { state: RunState; effects: Effect[] } {
-  if (!s.compacting || !s.current) return { state: s, effects: [] };
-  return gated({ ...s, compacting: { ...s.compacting, hook: undefined, hookMessage: hookMessage || undefined } }, [
-    { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
-  ]);
-}
 
-/** The run_request after a prewarm: what it leaves out comes from the prewarm. */
-function withPrewarm(req: AgentRunRequest, p: PrewarmRequest): AgentRunRequest {
-  const r = clone(AgentRunRequestSchema, req);
-  if (!r.requestedModel?.modelId && !r.modelDetails?.modelId) {
-    if (p.requestedModel) r.requestedModel = p.requestedModel;
-    if (p.modelDetails) r.modelDetails = p.modelDetails;
-  }
-  if (!r.conversationState?.turns.length && p.conversationState) r.conversationState = p.conversationState;
-  if (!r.conversationId && p.conversationId) r.conversationId = p.conversationId;
-  if (!r.mcpTools?.mcpTools.length && p.mcpTools) r.mcpTools = p.mcpTools;
-  if (r.customSystemPrompt === undefined && p.customSystemPrompt !== undefined) r.customSystemPrompt = p.customSystemPrompt;
-  return r;
-}
 
-function ignored(s: RunState, kind: string): { state: RunState; effects: Effect[] } {
-  return { state: s, effects: [{ type: "log", level: "info", message: "client message with nothing waiting for it ignored", fields: { kind } }] };
-}
 
-/** Blob ids the client's conversation_state references (its turns), as 32-byte ids. */
-function clientBlobIds(run: RunStart): Uint8Array[] {
-  return (run.conversationState?.turns ?? []).filter((t) => t.byteLength === 32);
-}
 
 function onKv(s: RunState, e: Extract<ClientEvent, { kind: "kv_client_message" }>): { state: RunState; effects: Effect[] } {
   const m = e.message.message;

@@ -1,0 +1,81 @@
+import { clone } from "@bufbuild/protobuf";
+import { AgentRunRequestSchema, type AgentRunRequest, type PrewarmRequest } from "@byok/wire";
+import { blobKey } from "./blobs.js";
+import { frames } from "./frames.js";
+import { gateBlobGets } from "./gate.js";
+import { importedHistory, missingBlobs } from "./import.js";
+import type { RunStart } from "./run-request.js";
+import type { Draft, Effect, RunState } from "./run-types.js";
+import { gated, modelCallIdFor } from "./transition.js";
+import { startAttempt } from "./translate.js";
+
+/** Starting a run: the no-call actions, import of a client-held conversation, prewarm reuse. */
+/** Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions). */
+export function beginRun(opened: RunState): { state: RunState; effects: Effect[] } {
+  const s = opened;
+  const run = opened.run!;
+  const modelCallId = modelCallIdFor(s.generation, 1);
+  const userEntry: Draft[] = run.userText
+    ? [{ type: "record_history", entries: [{ kind: "user", body: { text: run.userText, messageId: run.messageId, mode: run.mode, action: run.kind }, interrupted: false }] }]
+    : [];
+  if (run.kind === "shell_command") {
+    // Recorded into the conversation; no provider call.
+    return gated({ ...opened, phase: "model_call" }, [
+      { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
+      { type: "checkpoint", steps: [] },
+      { type: "emit", frames: [frames.turnEnded(s.usage)] },
+      { type: "end", decision: { ok: true } },
+    ]);
+  }
+  const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
+  return gated(started, [
+    ...userEntry,
+    { type: "checkpoint", steps: [] },
+    ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
+    { type: "start_model_call", modelCallId, attempt: 1 },
+  ]);
+}
+
+/** Import of a client-held conversation: resolve blobs (inline, verified pre-fetched, get_blob_args). */
+export function continueImport(s: RunState, have: ReadonlyMap<string, Uint8Array>, pending: ReadonlyMap<number, string>): { state: RunState; effects: Effect[] } {
+  const turns = s.run!.conversationState?.turns ?? [];
+  const pendingKeys = new Set(pending.values());
+  const missing = missingBlobs(turns, have).filter((id) => !pendingKeys.has(blobKey(id)));
+  if (missing.length === 0 && pending.size === 0) return finishImport(s, have);
+  if (missing.length === 0) return { state: { ...s, importing: { have, pending } }, effects: [] };
+  const g = gateBlobGets(s.gate, missing);
+  const all = new Map([...pending, ...g.kvIds]);
+  return {
+    state: { ...s, gate: g.gate, importing: { have, pending: all } },
+    effects: [{ type: "emit", frames: g.frames }, { type: "import_wait" }],
+  };
+}
+
+export function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>): { state: RunState; effects: Effect[] } {
+  const entries = importedHistory(s.run!.conversationState?.turns ?? [], have);
+  const blobs = [...have].map(([k, data]) => ({ id: new Uint8Array(Buffer.from(k, "hex")), data }));
+  const begun = beginRun({ ...s, phase: "awaiting_run", importing: undefined });
+  const pre: Effect[] = [];
+  if (blobs.length) pre.push({ type: "store_blobs", blobs });
+  if (entries.length) pre.push({ type: "record_history", entries });
+  return { state: begun.state, effects: [...pre, ...begun.effects] };
+}
+
+/** The run_request after a prewarm: what it leaves out comes from the prewarm. */
+export function withPrewarm(req: AgentRunRequest, p: PrewarmRequest): AgentRunRequest {
+  const r = clone(AgentRunRequestSchema, req);
+  if (!r.requestedModel?.modelId && !r.modelDetails?.modelId) {
+    if (p.requestedModel) r.requestedModel = p.requestedModel;
+    if (p.modelDetails) r.modelDetails = p.modelDetails;
+  }
+  if (!r.conversationState?.turns.length && p.conversationState) r.conversationState = p.conversationState;
+  if (!r.conversationId && p.conversationId) r.conversationId = p.conversationId;
+  if (!r.mcpTools?.mcpTools.length && p.mcpTools) r.mcpTools = p.mcpTools;
+  if (r.customSystemPrompt === undefined && p.customSystemPrompt !== undefined) r.customSystemPrompt = p.customSystemPrompt;
+  return r;
+}
+
+/** Blob ids the client's conversation_state references (its turns), as 32-byte ids. */
+export function clientBlobIds(run: RunStart): Uint8Array[] {
+  return (run.conversationState?.turns ?? []).filter((t) => t.byteLength === 32);
+}
