@@ -1,17 +1,17 @@
 import { trace, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
 import { principalFromMeta, type Bus, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
 import {
-  ProviderError, decideRetry, type ProviderAdapter, type ProviderKind, type ProviderTarget, type RetryPolicy, type Usage,
+  ProviderError, decideRetry, type ChatItem, type ProviderAdapter, type ProviderKind, type ProviderTarget, type RetryPolicy, type ToolSpec, type Usage,
 } from "@byok/providers";
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
-  DEFAULT_CONTEXT_WINDOW, readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step, toolContextOf, toolsFor,
+  readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step,
   type Effect, type RunError, type RunEvent, type RunPolicy, type RunStart, type RunState,
 } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
 import { EventQueue } from "./event-queue.js";
-import { chatItemsFromHistory } from "./history.js";
+import { passRequest } from "./pass-request.js";
 import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "./snapshot.js";
 import { estimateTokens, UNMETERED, type AttemptInfo, type AttemptOutcome, type RunMeter } from "./metering.js";
 import { contentStore, type ContentPolicy } from "./metering-content.js";
@@ -60,21 +60,12 @@ export interface RunEngine {
   runGeneration(ref: RequestRef, generation: number, signal?: AbortSignal): Promise<void>;
 }
 
-const DEFAULT_INSTRUCTIONS =
-  "You are a helpful coding assistant working inside the user's editor. Answer clearly and concisely.";
 
 const tracer = trace.getTracer("@byok/agent");
-
-/** A pass estimated above this share of the model's context window is preceded by compaction. */
-const COMPACTION_THRESHOLD = 0.8;
 
 /** How long a conversation remembers its current run (longer than any run). */
 const CONVERSATION_RUN_TTL_MS = 6 * 60 * 60 * 1000;
 
-const SUMMARIZE_INSTRUCTIONS =
-  "You write the summary that replaces an agent conversation's earlier history. Keep what is needed to continue the work: " +
-  "the user's goals, decisions made, files and commands involved, results, and open tasks. Be concise and factual.";
-const SUMMARIZE_PROMPT = "Summarize the conversation so far for continuing it later.";
 
 export function createRunEngine(deps: RunEngineDeps): RunEngine {
   return { runGeneration: (ref, generation, signal) => new GenerationRun(deps, ref, generation, signal).run() };
@@ -483,46 +474,32 @@ class GenerationRun {
       return;
     }
     const history = await this.content.listHistory(this.ref.tenantId, run.conversationId);
-    const compacting = this.state.compacting;
-    const summarizing = run.kind === "summarize" || compacting !== undefined;
-    let items = chatItemsFromHistory(
-      compacting?.coversBeforeSeq === undefined ? history : history.filter((e) => e.seq < compacting.coversBeforeSeq!),
-    );
-    if (run.kind === "resume" && items.length === 0) {
+    const pass = passRequest(this.state, history, {
+      attempt,
+      contextWindow: target.contextWindow,
+      defaultInstructions: this.deps.defaultInstructions,
+      nowMs: Date.now(),
+    });
+    if (pass.kind === "nothing_to_resume") {
       this.queue.push({ ev: { type: "nothing_to_resume" } });
       return;
     }
-    if (summarizing) {
-      const guidance = compacting?.hookMessage ? `\n\nGuidance from the user's pre-compaction hook: ${compacting.hookMessage}` : "";
-      items = [...items, { role: "user", text: SUMMARIZE_PROMPT + guidance }];
-    }
-    else if (attempt === 1 && !this.state.compactedInTurn && !this.state.compacting) {
-      // Near the context window: compact the history before the current turn first.
-      const window = target.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
-      const estimate = estimateTokens(JSON.stringify(items).length + JSON.stringify(toolsFor(toolContextOf(this.state, 0))).length);
-      const lastUser = history.findLast((e) => e.kind === "user" && !e.interrupted);
-      if (estimate > COMPACTION_THRESHOLD * window && lastUser && history.some((e) => e.seq < lastUser.seq && e.kind !== "summary")) {
-        this.log.info({ estimate, window }, "compacting the conversation before the next pass");
-        this.queue.push({ ev: { type: "compaction_needed", coversBeforeSeq: lastUser.seq } });
-        return;
-      }
+    if (pass.kind === "compact") {
+      this.log.info({ estimate: pass.estimate, window: pass.window }, "compacting the conversation before the next pass");
+      this.queue.push({ ev: { type: "compaction_needed", coversBeforeSeq: pass.coversBeforeSeq } });
+      return;
     }
     const controller = new AbortController();
     const token = ++this.callToken;
     this.model = { controller, token };
-    void this.streamModelCall(token, controller, target, {
-      modelCallId,
-      attempt,
-      instructions: summarizing ? SUMMARIZE_INSTRUCTIONS : run.customSystemPrompt || this.deps.defaultInstructions || DEFAULT_INSTRUCTIONS,
-      items,
-    });
+    void this.streamModelCall(token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools });
   }
 
   private async streamModelCall(
     token: number,
     controller: AbortController,
     target: ProviderTarget,
-    req: { modelCallId: string; attempt: number; instructions: string; items: ReturnType<typeof chatItemsFromHistory> },
+    req: { modelCallId: string; attempt: number; instructions: string; items: ChatItem[]; tools: ToolSpec[] },
   ): Promise<void> {
     const run = this.state.run!;
     const adapter = this.deps.adapterFor(target.kind);
@@ -542,9 +519,7 @@ class GenerationRun {
       attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
     });
     try {
-      // A summary pass answers in text only.
-      const tools = this.state.run?.kind === "summarize" || this.state.compacting ? [] : toolsFor(toolContextOf(this.state, Date.now()));
-      for await (const ev of adapter.stream({ ...req, target, tools, signal: controller.signal })) {
+      for await (const ev of adapter.stream({ ...req, target, signal: controller.signal })) {
         firstEventAt ??= Date.now();
         if (ev.type === "completed") {
           usage = ev.usage;
