@@ -262,28 +262,37 @@ describe("BidiAppend", () => {
   });
 });
 
+/**
+ * A RunSSE that sends `query`, waits until the client's kv answer was appended, then sends
+ * `tail` and the end-stream `{}`; records every append.
+ */
+async function serveOneQuery(query: Uint8Array, tail: Uint8Array[] = []) {
+  const appended: { seqno: bigint; kind: string | undefined }[] = [];
+  let wakeStream: (() => void) | undefined;
+  const answered = new Promise<void>((resolve) => (wakeStream = resolve));
+  const { baseUrl } = await serve(async (req, res) => {
+    if (req.path.endsWith("BidiAppend")) {
+      const a = fromBinary(BidiAppendRequestSchema, req.body);
+      const m = fromBinary(AgentClientMessageSchema, decodeHex(a.data) as Uint8Array);
+      appended.push({ seqno: a.appendSeqno, kind: m.message.case });
+      res.writeHead(200).end();
+      if (m.message.case === "kvClientMessage") wakeStream!();
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    await writeSplit(res, encodeEnvelope(0, query), 64);
+    await answered; // the stream continues only after the client's answer arrived
+    await writeSplit(res, Buffer.concat([...tail.map((t) => encodeEnvelope(0, t)), encodeEnvelope(ENVELOPE_FLAG_END_STREAM, new TextEncoder().encode("{}"))]), 7);
+    res.end();
+  });
+  return { baseUrl, appended };
+}
+
 describe("runTurn", () => {
   it("opens RunSSE, appends seqno 1, and lets the hook answer a query with seqno 2", async () => {
-    const appended: { seqno: bigint; kind: string | undefined }[] = [];
-    let wakeStream: (() => void) | undefined;
-    const answered = new Promise<void>((resolve) => (wakeStream = resolve));
     const query: Uint8Array = serverMsg({ message: { case: "kvServerMessage", value: { id: 5, message: { case: "setBlobArgs", value: {} } } } });
-    const { baseUrl } = await serve(async (req, res) => {
-      if (req.path.endsWith("BidiAppend")) {
-        const a = fromBinary(BidiAppendRequestSchema, req.body);
-        const m = fromBinary(AgentClientMessageSchema, decodeHex(a.data) as Uint8Array);
-        appended.push({ seqno: a.appendSeqno, kind: m.message.case });
-        res.writeHead(200).end();
-        if (m.message.case === "kvClientMessage") wakeStream!();
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      await writeSplit(res, encodeEnvelope(0, query), 64);
-      await answered; // the stream continues only after the client's answer arrived
-      const done: AgentServerMessage = create(AgentServerMessageSchema, { message: { case: "interactionUpdate", value: { message: { case: "textDelta", value: { text: "done" } } } } });
-      await writeSplit(res, Buffer.concat([encodeEnvelope(0, toBinary(AgentServerMessageSchema, done)), encodeEnvelope(ENVELOPE_FLAG_END_STREAM, new TextEncoder().encode("{}"))]), 7);
-      res.end();
-    });
+    const done: AgentServerMessage = create(AgentServerMessageSchema, { message: { case: "interactionUpdate", value: { message: { case: "textDelta", value: { text: "done" } } } } });
+    const { baseUrl, appended } = await serveOneQuery(query, [toBinary(AgentServerMessageSchema, done)]);
     const client = createCursorClient({ baseUrl });
     const r = await client.runTurn({
       requestId: "req-turn",
@@ -306,26 +315,9 @@ describe("runTurn", () => {
 
 describe("runTurn as Cursor's blob store", () => {
   it("answers set_blob_args by default, storing the blob and appending set_blob_result", async () => {
-    const appended: { seqno: bigint; kind: string | undefined }[] = [];
-    let wakeStream: (() => void) | undefined;
-    const answered = new Promise<void>((resolve) => (wakeStream = resolve));
     const blobId = new Uint8Array(32).fill(7);
     const query = serverMsg({ message: { case: "kvServerMessage", value: { id: 9, message: { case: "setBlobArgs", value: { blobId, blobData: new Uint8Array([1, 2, 3]) } } } } });
-    const { baseUrl } = await serve(async (req, res) => {
-      if (req.path.endsWith("BidiAppend")) {
-        const a = fromBinary(BidiAppendRequestSchema, req.body);
-        const m = fromBinary(AgentClientMessageSchema, decodeHex(a.data) as Uint8Array);
-        appended.push({ seqno: a.appendSeqno, kind: m.message.case });
-        res.writeHead(200).end();
-        if (m.message.case === "kvClientMessage") wakeStream!();
-        return;
-      }
-      res.writeHead(200, { "content-type": "text/event-stream" });
-      await writeSplit(res, encodeEnvelope(0, query), 64);
-      await answered;
-      await writeSplit(res, encodeEnvelope(ENVELOPE_FLAG_END_STREAM, new TextEncoder().encode("{}")), 64);
-      res.end();
-    });
+    const { baseUrl, appended } = await serveOneQuery(query);
     const r = await createCursorClient({ baseUrl }).runTurn({ requestId: "kv-auto", message: runRequestMessage({ text: "go", conversationId: "c", modelId: "m" }) });
     expect(r.end).toEqual({ ok: true });
     expect(appended.map((a) => [a.seqno, a.kind])).toEqual([[1n, "runRequest"], [2n, "kvClientMessage"]]);
