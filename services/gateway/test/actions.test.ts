@@ -190,6 +190,59 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("built in 3s");
   });
 
+  it.each([
+    ["start_plan_action (plan mode)", { action: { case: "startPlanAction", value: { userMessage: { text: "plan the migration", messageId: "sp1" }, isSpec: false } } }, "plan the migration"],
+    ["execute_plan_action", { action: { case: "executePlanAction", value: { planFileContent: "1. MIGRATE-TABLES\n2. backfill", planFilePath: "plans/m.md", executionMode: AgentMode.AGENT } } }, "MIGRATE-TABLES"],
+    ["async_ask_question_completion_action", {
+      action: {
+        case: "asyncAskQuestionCompletionAction",
+        value: { originalToolCallId: "q-7", result: { result: { case: "success", value: { answers: [{ questionId: "db", selectedOptionIds: ["POSTGRES-CHOICE"], freeformText: "" }] } } } },
+      },
+    }, "POSTGRES-CHOICE"],
+    ["subscription_notification_action", { action: { case: "subscriptionNotificationAction", value: { notifications: [{ text: "CI FAILED on main", messageId: "n1" }] } } }, "CI FAILED on main"],
+    ["background_task_completion_action", { action: { case: "backgroundTaskCompletionAction", value: { completions: [{ taskId: "t9", title: "nightly-build", detail: "BUILD-OK" }] } } }, "BUILD-OK"],
+    ["goal_continuation_action", { action: { case: "goalContinuationAction", value: {} } }, "Continue working toward"],
+  ] as const)("%s starts a run whose prompt carries it", async (name, action, expected) => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue({ text: `handled ${name}`, usage: { inputTokens: 1, outputTokens: 1 } });
+    const r = await client.runTurn({ requestId: `act-${name.split(" ")[0]}`, message: runWithAction(`c-act-${name.split(" ")[0]}`, action as Action) });
+    expect(r.end).toEqual({ ok: true });
+    expect(JSON.stringify(h.sim.requests[before]!.body)).toContain(expected);
+  });
+
+  it("start_plan_action offers the plan-mode tools only", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue({ text: "planned", usage: { inputTokens: 1, outputTokens: 1 } });
+    await client.runTurn({
+      requestId: "act-plan-tools",
+      message: runWithAction("c-act-plan-tools", { action: { case: "startPlanAction", value: { userMessage: { text: "plan it", messageId: "sp2" }, isSpec: false } } }),
+    });
+    const tools = ((h.sim.requests[before]!.body as { tools?: { function: { name: string } }[] }).tools ?? []).map((t) => t.function.name);
+    expect(tools).toContain("CreatePlan");
+    expect(tools).not.toContain("Write");
+  });
+
+  it("cancel_subagent aborts the pending subagent exec", async () => {
+    const before = h.sim.requests.length;
+    h.sim.enqueue(
+      { toolCalls: [{ id: "task1", name: "Task", arguments: JSON.stringify({ description: "explore", prompt: "look around" }) }], usage: { inputTokens: 1, outputTokens: 1 } },
+      { text: "Stopped the subagent.", usage: { inputTokens: 1, outputTokens: 1 } },
+    );
+    let canceled = false;
+    const r = await client.runTurn({
+      requestId: "act-cancel-sub",
+      message: runRequestMessage({ text: "explore", conversationId: "c-cancel-sub", modelId: TEST_MODEL }),
+      onMessage: async (m, t) => {
+        if (canceled || m.message.case !== "execServerMessage" || m.message.value.message.case !== "subagentArgs") return;
+        canceled = true;
+        await t.append(conversationActionMessage({ action: { case: "cancelSubagentAction", value: { subagentId: "g1m1_1_tc0" } } }));
+      },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.messages.some((m) => m.message.case === "execServerControlMessage")).toBe(true);
+    expect(JSON.stringify(h.sim.requests[before + 1]!.body)).toContain("canceled this subagent");
+  });
+
   it("resume with nothing to resume ends cleanly without a provider call", async () => {
     const before = h.sim.requests.length;
     const r = await client.runTurn({ requestId: "resume-empty", message: runWithAction("c-resume-empty", { action: { case: "resumeAction", value: {} } }) });
