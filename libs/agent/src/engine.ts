@@ -6,8 +6,10 @@ import {
 import {
   classifyClientMessage, decodeClientMessage, encodeErrorDetails, encodeServerMessage, initialRunState,
   readRunStart, restoreRunState, runErrorFromProvider, snapshotRunState, step,
-  type Effect, type RunError, type RunEvent, type RunPolicy, type RunStart, type RunState,
+  type ClientEvent, type Effect, type RunError, type RunEvent, type RunPolicy, type RunStart, type RunState,
 } from "@byok/protocol";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { PrewarmRequestSchema } from "@byok/wire";
 import type { Store } from "@byok/store";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type Logger } from "@byok/telemetry";
 import { EventQueue } from "./event-queue.js";
@@ -301,7 +303,7 @@ class GenerationRun {
         this.log.warn({ index: e.index }, "undecodable input entry skipped");
         continue;
       }
-      const event = classifyClientMessage(decoded.message);
+      const event = await this.withSharedPrewarm(classifyClientMessage(decoded.message));
       if (event.kind === "run_request" && this.runRequestIndex === undefined) this.runRequestIndex = e.index;
       this.queue.push({ ev: { type: "client", event }, inputIndex: e.index });
     }
@@ -326,9 +328,27 @@ class GenerationRun {
     if (current && current !== this.runKey) this.queue.push({ ev: { type: "superseded" } });
   }
 
+  /**
+   * A run_request reuses its conversation's shared prewarm (taken once, atomically); a
+   * prewarmed request that gets its own run_request withdraws the shared copy.
+   */
+  private async withSharedPrewarm(event: ClientEvent): Promise<ClientEvent> {
+    if (event.kind !== "run_request" || this.state.phase !== "awaiting_run") return event;
+    const conversationId = this.state.prewarm?.conversationId || event.request.conversationId;
+    if (!conversationId) return event;
+    const taken = await this.deps.bus.takePrewarm(this.ref.tenantId, conversationId);
+    if (this.state.prewarm || !taken) return event;
+    return { ...event, sharedPrewarm: fromBinary(PrewarmRequestSchema, taken) };
+  }
+
   private async checkPresence(): Promise<void> {
     if (this.state.phase === "ended") return;
     try {
+      // A prewarm taken by another request of its conversation (or expired) ends with {}.
+      const prewarm = this.state.prewarm;
+      if (prewarm?.conversationId && this.state.phase === "awaiting_run" && !(await this.deps.bus.hasPrewarm(this.ref.tenantId, prewarm.conversationId))) {
+        this.queue.push({ ev: { type: "prewarm_expired" } });
+      }
       await this.checkSuperseded();
       const p = await this.deps.bus.readerPresence(this.ref);
       if (p.readers > 0) return;
@@ -394,6 +414,9 @@ class GenerationRun {
         this.timers.push(t);
         return;
       }
+      case "share_prewarm":
+        await this.deps.bus.savePrewarm(this.ref.tenantId, eff.conversationId, toBinary(PrewarmRequestSchema, eff.request), this.deps.timers.prewarmTtlMs);
+        return;
       case "prewarm_wait": {
         const t = setTimeout(() => this.queue.push({ ev: { type: "prewarm_expired" } }), this.deps.timers.prewarmTtlMs);
         t.unref();

@@ -153,6 +153,16 @@ export interface Bus {
   /** The conversation's current run, if any. */
   conversationRun(tenantId: string, conversationId: string): Promise<string | undefined>;
 
+  /**
+   * Shares a prewarmed request's prepared state with the conversation for `ttlMs`, so a
+   * run_request on another request id of that conversation can reuse it (PROTOCOL.md "Prewarm").
+   */
+  savePrewarm(tenantId: string, conversationId: string, data: Uint8Array, ttlMs: number): Promise<void>;
+  /** Takes (gets and deletes, atomically) the conversation's shared prewarm, if any. */
+  takePrewarm(tenantId: string, conversationId: string): Promise<Uint8Array | undefined>;
+  /** Whether the conversation's shared prewarm is still there (not taken, not expired). */
+  hasPrewarm(tenantId: string, conversationId: string): Promise<boolean>;
+
   /** Run snapshot for takeover (opaque bytes), fenced by epoch on save. */
   saveSnapshot(ref: RequestRef, generation: number, epoch: number, snapshot: Uint8Array): Promise<boolean>;
   loadSnapshot(ref: RequestRef, generation: number): Promise<Uint8Array | undefined>;

@@ -215,6 +215,19 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       await waitFor(async () => (await bus.conversationRun(tenant, conv)) === undefined);
     });
 
+    it("shares a conversation's prewarm once: taken by one run, then gone; expires", async () => {
+      const conv = randomUUID();
+      expect(await bus.hasPrewarm(tenant, conv)).toBe(false);
+      await bus.savePrewarm(tenant, conv, bytes("prepared"), 10_000);
+      expect(await bus.hasPrewarm(tenant, conv)).toBe(true);
+      expect(await bus.takePrewarm(`${tenant}-other`, conv)).toBeUndefined();
+      const [a, b] = await Promise.all([bus.takePrewarm(tenant, conv), bus.takePrewarm(tenant, conv)]);
+      expect([a, b].filter(Boolean).map((x) => text(x!))).toEqual(["prepared"]);
+      expect(await bus.hasPrewarm(tenant, conv)).toBe(false);
+      await bus.savePrewarm(tenant, conv, bytes("short"), 50);
+      await waitFor(async () => !(await bus.hasPrewarm(tenant, conv)));
+    });
+
     it("drops an ended generation after the retention time", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});

@@ -8,7 +8,13 @@ export type ActionKind = NonNullable<ConversationAction["action"]["case"]> | "no
 
 /** One client message, classified into the branch the run engine acts on. */
 export type ClientEvent =
-  | { kind: "run_request"; request: AgentRunRequest; action: ActionKind }
+  | {
+      kind: "run_request";
+      request: AgentRunRequest;
+      action: ActionKind;
+      /** A prewarm of the same conversation on another request id, taken for this run (engine-attached). */
+      sharedPrewarm?: PrewarmRequest;
+    }
   | { kind: "prewarm_request"; request: PrewarmRequest }
   | { kind: "conversation_action"; action: ConversationAction; actionKind: ActionKind }
   | { kind: "exec_client_message"; message: ExecClientMessage }

@@ -226,7 +226,8 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       if (s.phase !== "awaiting_run") {
         return { state: s, effects: [{ type: "log", level: "warn", message: "second run_request in one generation ignored" }] };
       }
-      const run = readRunStart(s.prewarm ? withPrewarm(e.request, s.prewarm) : e.request, s.requestId);
+      const prewarm = s.prewarm ?? e.sharedPrewarm;
+      const run = readRunStart(prewarm ? withPrewarm(e.request, prewarm) : e.request, s.requestId);
       const opened: RunState = {
         ...s, run, mode: run.mode,
         // Blobs the client's own state references are blobs it has.
@@ -245,7 +246,8 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       const base = e.request.conversationState ? clone(ConversationStateStructureSchema, e.request.conversationState) : create(ConversationStateStructureSchema, {});
       const gate = openGate(base.turns.filter((t) => t.byteLength === 32));
       const r = gateCheckpoint(gate, base, []);
-      return { state: { ...s, prewarm: e.request, gate: r.gate }, effects: [...r.effects, { type: "prewarm_wait" }] };
+      const share: Effect[] = e.request.conversationId ? [{ type: "share_prewarm", conversationId: e.request.conversationId, request: e.request }] : [];
+      return { state: { ...s, prewarm: e.request, gate: r.gate }, effects: [...r.effects, ...share, { type: "prewarm_wait" }] };
     }
     case "conversation_action":
       if (e.actionKind === "cancelAction") {

@@ -120,6 +120,8 @@ export type Effect =
   | { type: "check_history"; conversationId: string }
   /** Start the wait for imported blobs (→ import_timeout). */
   | { type: "import_wait" }
+  /** Share the prewarm with its conversation (another request id may reuse it within the TTL). */
+  | { type: "share_prewarm"; conversationId: string; request: PrewarmRequest }
   /** Start the prewarm TTL (→ prewarm_expired). */
   | { type: "prewarm_wait" }
   /** Ask the web search backend (→ web_search_result). */

@@ -81,6 +81,28 @@ describe.each(["memory", "redis"] as const)("conversation actions (%s bus)", (bu
     expect(r.checkpoints).toBeGreaterThanOrEqual(2);
   });
 
+  it("prewarm is reused by a run_request on another request id of the same conversation; the prewarm then ends {}", async () => {
+    h.sim.enqueue({ text: "reused across requests", usage: { inputTokens: 1, outputTokens: 1 } });
+    const prewarm = create(AgentClientMessageSchema, { message: { case: "prewarmRequest", value: { conversationId: "c-warm-x", requestedModel: { modelId: TEST_MODEL } } } });
+    let prepared!: () => void;
+    const ready = new Promise<void>((resolve) => (prepared = resolve));
+    const warm = client.runTurn({
+      requestId: "warm-x-1",
+      message: prewarm,
+      onMessage: (m) => {
+        if (m.message.case === "conversationCheckpointUpdate") prepared();
+      },
+    });
+    await ready; // the prewarm is prepared (its checkpoint arrived)
+    // The run names no model: the conversation's prewarm supplies it.
+    const run = runRequestMessage({ text: "go", conversationId: "c-warm-x", modelId: "" });
+    if (run.message.case === "runRequest") run.message.value.requestedModel = undefined;
+    const r = await client.runTurn({ requestId: "warm-x-2", message: run });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toBe("reused across requests");
+    expect((await warm).end).toEqual({ ok: true });
+  });
+
   it("prewarm without a following run_request ends {} after its TTL, with heartbeats meanwhile", async () => {
     const before = h.sim.requests.length;
     const prewarm = create(AgentClientMessageSchema, { message: { case: "prewarmRequest", value: { conversationId: "c-warm-2", requestedModel: { modelId: TEST_MODEL } } } });

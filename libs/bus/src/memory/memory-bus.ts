@@ -43,6 +43,12 @@ export function createMemoryBus(opts: BusOptions): Bus {
   const inputWatchers = new Map<string, Set<() => void>>();
   const timers = new Set<NodeJS.Timeout>();
   const conversationRuns = new Map<string, { runKey: string; expiresAt: number }>();
+  const prewarms = new Map<string, { data: Uint8Array; expiresAt: number }>();
+  const livePrewarm = (k: string) => {
+    const p = prewarms.get(k);
+    if (p && p.expiresAt <= Date.now()) prewarms.delete(k);
+    return prewarms.get(k);
+  };
 
   const notify = (map: Map<string, Set<() => void>>, key: string) => {
     const set = map.get(key);
@@ -239,6 +245,21 @@ export function createMemoryBus(opts: BusOptions): Bus {
       return m.runKey;
     },
 
+    async savePrewarm(tenantId, conversationId, data, ttlMs) {
+      prewarms.set(`${tenantId}\u0000${conversationId}`, { data, expiresAt: Date.now() + ttlMs });
+    },
+
+    async takePrewarm(tenantId, conversationId) {
+      const k = `${tenantId}\u0000${conversationId}`;
+      const p = livePrewarm(k);
+      prewarms.delete(k);
+      return p?.data;
+    },
+
+    async hasPrewarm(tenantId, conversationId) {
+      return livePrewarm(`${tenantId}\u0000${conversationId}`) !== undefined;
+    },
+
     async saveSnapshot(ref, generation, epoch, snapshot) {
       const g = gen(ref, generation);
       if (!g || g.epoch !== epoch) return false;
@@ -256,6 +277,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
       timers.clear();
       requests.clear();
       conversationRuns.clear();
+      prewarms.clear();
       outputWatchers.clear();
       inputWatchers.clear();
     },

@@ -89,3 +89,9 @@ export function conversationRunKey(prefix: string, tenantId: string, conversatio
   assertKeyPrefix(prefix);
   return `${prefix}:conv:{${escapeId(tenantId)}:${escapeId(conversationId)}}:run`;
 }
+
+/** The key holding a conversation's shared prewarm. */
+export function conversationPrewarmKey(prefix: string, tenantId: string, conversationId: string): string {
+  assertKeyPrefix(prefix);
+  return `${prefix}:conv:{${escapeId(tenantId)}:${escapeId(conversationId)}}:prewarm`;
+}

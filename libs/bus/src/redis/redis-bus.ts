@@ -5,7 +5,7 @@ import type {
 } from "../types.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
 import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisTarget } from "./connection.js";
-import { assertKeyPrefix, conversationRunKey, requestKeys } from "./keys.js";
+import { assertKeyPrefix, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
   readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
@@ -251,6 +251,27 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     conversationRun(tenantId, conversationId) {
       const key = conversationRunKey(prefix, tenantId, conversationId);
       return op("conversationRun", async () => (await cmd.get(key)) ?? undefined);
+    },
+
+    savePrewarm(tenantId, conversationId, data, ttlMs) {
+      const key = conversationPrewarmKey(prefix, tenantId, conversationId);
+      return op("savePrewarm", async () => {
+        await cmd.set(key, toBuffer(data), "PX", Math.max(1, Math.round(ttlMs)));
+      });
+    },
+
+    takePrewarm(tenantId, conversationId) {
+      const key = conversationPrewarmKey(prefix, tenantId, conversationId);
+      return op("takePrewarm", async () => {
+        // GETDEL (Redis ≥ 6.2): two runs cannot both take the same prewarm.
+        const b = await cmd.getdelBuffer(key);
+        return b ? new Uint8Array(b) : undefined;
+      });
+    },
+
+    hasPrewarm(tenantId, conversationId) {
+      const key = conversationPrewarmKey(prefix, tenantId, conversationId);
+      return op("hasPrewarm", async () => (await cmd.exists(key)) === 1);
     },
 
     loadSnapshot(ref, generation) {
