@@ -20,3 +20,4 @@ export { injectTraceContext, extractTraceContext, type TraceCarrier } from "./tr
 export { createScrubbingSpanProcessor } from "./tracing/scrub-processor.js";
 export { createMemoryTracing, type MemoryTracing } from "./tracing/memory.js";
 export { startTelemetry, type Telemetry, type TelemetryOptions, type TraceExporterKind } from "./tracing/start.js";
+export { startServiceTracing } from "./tracing/service.js";

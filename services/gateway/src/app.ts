@@ -2,16 +2,15 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin";
-import { createHttpSearchBackend, createInProcessDispatcher, createRunEngine } from "@byok/agent";
+import { createInProcessDispatcher } from "@byok/agent";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
-import type { GatewayConfig } from "@byok/config";
+import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { authenticatorFromConfig, createIngressHandler } from "@byok/ingress";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
-import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
+import type { RetryPolicy } from "@byok/providers";
 import type { GatewayStore } from "@byok/store";
-import { createLogger, createMetrics, registerSecret, type Logger } from "@byok/telemetry";
-import { kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, tenancyEngineDeps } from "@byok/worker";
-import { createProviderAdapters } from "./adapters.js";
+import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
+import { createServiceEngine, kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, tenancyEngineDeps } from "@byok/worker";
 
 /** Path prefix of the admin API on the embedded gateway's port (when GATEWAY_ADMIN_KEY is set). */
 export const ADMIN_PATH_PREFIX = "/admin";
@@ -73,28 +72,9 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     await metering.rates.close();
   };
   const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger });
-  const busOptions: BusOptions = {
-    seqnoWindow: config.limits.seqnoWindow,
-    maxOutputFrames: config.limits.maxOutputFrames,
-    maxInputEntries: config.limits.maxInputEntries,
-    finishedRetentionMs: config.timers.finishedRetentionMs,
-    sequenceStateTtlMs: config.timers.sequenceStateTtlMs,
-  };
-  const bus = (opts.bus ?? createMemoryBus)(busOptions);
-  const adapters = createProviderAdapters();
-  const engine = createRunEngine({
-    bus,
-    store,
-    adapterFor: (kind: ProviderKind): ProviderAdapter => adapters[kind],
-    resolveTargets: tenancy.resolveTargets,
-    meter: tenancy.meter,
-    content: tenancy.content,
-    retryPolicy: retryPolicy(opts.retry),
-    timers: config.timers,
-    logger,
-    registerSecret: (s) => registerSecret(s),
-    ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
-  });
+  const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
+  const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
+
   const dispatcher = createInProcessDispatcher(engine, logger);
   const handler = createIngressHandler({
     bus,

@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from "@byok/config";
 import { createStore } from "@byok/store";
 import { AuthConfigError, authenticatorFromConfig } from "./auth/index.js";
 import { startIngressService } from "./service.js";
-import { startServiceTracing } from "./trace-file.js";
+import { startServiceTracing } from "@byok/telemetry";
 
 // An ingress replica (distributed mode): `tsx services/ingress/src/main.ts`.
 // Gateway authentication from GATEWAY_AUTH_MODE: api_key (default; keys verified against the

@@ -5,7 +5,7 @@ import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher
 import type { GatewayConfig } from "@byok/config";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { createOpenAuthenticator, type Authenticator } from "./auth.js";
-import { redisTargetOf } from "./redis-target.js";
+import { busOptionsOf, redisTargetOf } from "@byok/config";
 import { createIngressHandler } from "./server.js";
 
 export interface IngressService {
@@ -42,13 +42,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     redis,
     keyPrefix: d.redisKeyPrefix,
     name: `${name}:bus`,
-    options: {
-      seqnoWindow: config.limits.seqnoWindow,
-      maxOutputFrames: config.limits.maxOutputFrames,
-      maxInputEntries: config.limits.maxInputEntries,
-      finishedRetentionMs: config.timers.finishedRetentionMs,
-      sequenceStateTtlMs: config.timers.sequenceStateTtlMs,
-    },
+    options: busOptionsOf(config),
     onError: (err) => logger.warn({ err: err.message }, "redis bus"),
   });
   const dispatcher = createBullmqDispatcher({

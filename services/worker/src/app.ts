@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createHttpSearchBackend, createRunEngine } from "@byok/agent";
 import { createRedisBus, type Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
-import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
+import type { RetryPolicy } from "@byok/providers";
 import type { Store } from "@byok/store";
-import { createLogger, createMetrics, metricsHandler, registerSecret, type Logger } from "@byok/telemetry";
-import { createProviderAdapters } from "./adapters.js";
-import { redisTargetOf } from "./redis-target.js";
+import { createLogger, createMetrics, metricsHandler, type Logger } from "@byok/telemetry";
+import { createServiceEngine } from "./engine.js";
+import { busOptionsOf, redisTargetOf } from "@byok/config";
 import { kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, redisMetering, tenancyEngineDeps } from "./tenancy.js";
 import { createRunWorker, type RunWorker } from "./worker.js";
 
@@ -57,30 +56,11 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     redis,
     keyPrefix: d.redisKeyPrefix,
     name: `${name}:bus`,
-    options: {
-      seqnoWindow: config.limits.seqnoWindow,
-      maxOutputFrames: config.limits.maxOutputFrames,
-      maxInputEntries: config.limits.maxInputEntries,
-      finishedRetentionMs: config.timers.finishedRetentionMs,
-      sequenceStateTtlMs: config.timers.sequenceStateTtlMs,
-    },
+    options: busOptionsOf(config),
     onError: (err) => logger.warn({ err: err.message }, "redis bus"),
   });
-  const adapters = createProviderAdapters();
-  const engine = createRunEngine({
-    bus,
-    store,
-    adapterFor: (kind: ProviderKind): ProviderAdapter => adapters[kind],
-    resolveTargets: tenancy.resolveTargets,
-    meter: tenancy.meter,
-    content: tenancy.content,
-    retryPolicy: retryPolicy(opts.retry),
-    // Every engine timer comes from the validated config (reconnect grace, presence checks, …).
-    timers: config.timers,
-    logger,
-    registerSecret: (s) => registerSecret(s),
-    ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
-  });
+  const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
+
   const runWorker = createRunWorker(
     {
       redis,

@@ -1,4 +1,4 @@
 export { createRunWorker, type RunWorker, type RunWorkerConfig, type RunWorkerDeps } from "./worker.js";
 export { startWorkerService, type WorkerService, type WorkerServiceOptions } from "./app.js";
-export { redisTargetOf } from "./redis-target.js";
 export { applyFileRoutes, createStoreContentPolicy, createTenantTargetResolver, kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, redisMetering, tenancyEngineDeps, type ContentMode, type ContentPolicy, type TenantTargetResolverOptions } from "./tenancy.js";
+export { createServiceEngine } from "./engine.js";

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from "@byok/config";
 import { startWorkerService } from "./app.js";
-import { startServiceTracing } from "./trace-file.js";
+import { startServiceTracing } from "@byok/telemetry";
 
 // A provider worker (distributed mode): `tsx services/worker/src/main.ts`.
 // SIGTERM/SIGINT: stop taking jobs, hand running generations back to the queue, close.

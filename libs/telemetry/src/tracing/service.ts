@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { startTelemetry, type Telemetry } from "@byok/telemetry";
+import { startTelemetry, type Telemetry } from "./start.js";
 
 /**
  * Tracing of a service process, chosen by environment:

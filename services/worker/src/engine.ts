@@ -1,0 +1,37 @@
+import { createHttpSearchBackend, createRunEngine, type RunEngine, type RunEngineDeps } from "@byok/agent";
+import type { Bus } from "@byok/bus";
+import type { GatewayConfig } from "@byok/config";
+import { createProviderAdapter, retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
+import type { Store } from "@byok/store";
+import { registerSecret, type Logger } from "@byok/telemetry";
+
+const KINDS: ProviderKind[] = ["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"];
+
+/**
+ * The run engine as every service runs it (worker, embedded gateway): one adapter per
+ * provider kind, the configured timers and web search, the tenancy hooks, secrets registered
+ * for scrubbing.
+ */
+export function createServiceEngine(opts: {
+  config: GatewayConfig;
+  bus: Bus;
+  store: Store;
+  tenancy: Pick<RunEngineDeps, "resolveTargets" | "meter" | "content">;
+  logger: Logger;
+  retry?: Partial<RetryPolicy>;
+}): RunEngine {
+  const adapters = Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k)])) as Record<ProviderKind, ProviderAdapter>;
+  const { config } = opts;
+  return createRunEngine({
+    bus: opts.bus,
+    store: opts.store,
+    adapterFor: (kind) => adapters[kind],
+    ...opts.tenancy,
+    retryPolicy: retryPolicy(opts.retry),
+    // Every engine timer comes from the validated config (reconnect grace, presence checks, …).
+    timers: config.timers,
+    logger: opts.logger,
+    registerSecret: (s) => registerSecret(s),
+    ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
+  });
+}
