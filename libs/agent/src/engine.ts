@@ -33,7 +33,14 @@ export interface RunEngineDeps {
   /** Route + credentials → ordered targets (README "Model routing"); may look up the tenant's routes. */
   resolveTargets(run: RunStart, tenantId: string): TargetResolution | Promise<TargetResolution>;
   retryPolicy: RetryPolicy;
-  timers: { reconnectGraceMs: number; presenceCheckMs: number; kvAckTimeoutMs: number; toolTimeoutMs: number; prewarmTtlMs: number };
+  timers: {
+    reconnectGraceMs: number;
+    presenceCheckMs: number;
+    kvAckTimeoutMs: number;
+    toolTimeoutMs: number;
+    prewarmTtlMs: number;
+    snapshotIntervalMs: number;
+  };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */
   defaultInstructions?: string;
@@ -93,6 +100,8 @@ class GenerationRun {
   /** Retries used so far in this model call, per phase. */
   private retries = { connect: 0, stream: 0 };
   private releaseSecrets: (() => void)[] = [];
+  private savedAt = 0;
+  private savedOutputStarted = false;
   private timers: NodeJS.Timeout[] = [];
   private traceCarrier: TraceCarrier = {};
   private principal: RunPrincipal = principalFromMeta(undefined);
@@ -169,16 +178,37 @@ class GenerationRun {
     while (this.state.phase !== "ended" && !this.lost) {
       const events = await this.queue.take();
       if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
+      let streamingOnly = true;
       for (const { ev, inputIndex } of events) {
         if (this.state.phase === "ended" || this.lost) break;
         if (inputIndex !== undefined) this.processedInput = inputIndex + 1;
+        if (!isStreamingDelta(ev)) streamingOnly = false;
         const r = step(this.state, ev);
         this.state = r.state;
         for (const eff of r.effects) await this.execute(eff);
       }
       await this.flush();
-      if (this.state.phase !== "ended" && !this.lost) await this.saveSnapshot();
+      if (this.state.phase !== "ended" && !this.lost && this.snapshotDue(streamingOnly)) await this.saveSnapshot();
     }
+  }
+
+  /**
+   * Snapshots are saved after every batch that changed more than streamed text; while a pass
+   * only streams deltas, at most every `snapshotIntervalMs` (a takeover re-runs the pass anyway,
+   * and the partial text it loses is only the interrupted tail). The first output of an attempt
+   * is always saved: a takeover must know the client saw output (to send the notice).
+   */
+  private snapshotDue(streamingOnly: boolean): boolean {
+    const outputStarted = this.state.current?.outputStarted ?? false;
+    const due =
+      !streamingOnly ||
+      outputStarted !== this.savedOutputStarted ||
+      Date.now() - this.savedAt >= this.deps.timers.snapshotIntervalMs;
+    if (due) {
+      this.savedAt = Date.now();
+      this.savedOutputStarted = outputStarted;
+    }
+    return due;
   }
 
   /**
@@ -605,6 +635,11 @@ class GenerationRun {
     });
     return true;
   }
+}
+
+/** A model event that only streams output (text, thinking, tool arguments). */
+function isStreamingDelta(ev: RunEvent): boolean {
+  return ev.type === "model" && (ev.event.type === "text_delta" || ev.event.type === "reasoning_delta" || ev.event.type === "tool_call_delta");
 }
 
 function secretsOf(run: RunStart): string[] {

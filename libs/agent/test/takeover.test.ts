@@ -69,7 +69,7 @@ describe("takeover of a live run", () => {
         adapterFor: (k) => createProviderAdapter(k),
         resolveTargets,
         retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-        timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000 },
+        timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250 },
         logger: createLogger({ service: "test", level: "silent" }),
       });
   });

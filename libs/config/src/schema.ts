@@ -22,6 +22,8 @@ export const TimersSchema = z.object({
   toolTimeoutMs: ms(600_000),
   /** A prewarmed request whose run_request does not come by then ends with {}. */
   prewarmTtlMs: ms(60_000),
+  /** While a pass only streams deltas, the run snapshot is saved at most this often. */
+  snapshotIntervalMs: ms(250),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
 });
