@@ -1,24 +1,13 @@
 // Processes of the benchmark: a private redis-server, distributed services, the embedded gateway.
 import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
+import { freePort, killRedisServer, startRedisServer } from "@byok/testing";
+
+export { freePort };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const addr = srv.address();
-  srv.close();
-  if (addr === null || typeof addr === "string") throw new Error("no port");
-  return addr.port;
-}
 
 export async function poll<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -33,30 +22,8 @@ export async function poll<T>(fn: () => Promise<T | undefined | false> | T | und
 /** A private redis-server (no persistence): the benchmark never measures the shared Redis. */
 export async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), "byok-bench-redis-"));
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxclients", "50000"], { stdio: "ignore" });
-  const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on("error", () => undefined);
-  await poll(async () => {
-    try {
-      if (probe.status !== "ready") await probe.connect();
-      return (await probe.ping()) === "PONG";
-    } catch {
-      probe.disconnect();
-      return false;
-    }
-  }, 10_000, "redis-server");
-  probe.disconnect();
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    async stop() {
-      if (child.exitCode === null) {
-        child.kill("SIGKILL");
-        await once(child, "exit");
-      }
-    },
-  };
+  const child = await startRedisServer(port, ["--maxclients", "50000"]);
+  return { url: `redis://127.0.0.1:${port}`, port, stop: () => killRedisServer(child) };
 }
 
 export interface Proc {

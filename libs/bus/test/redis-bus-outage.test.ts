@@ -1,68 +1,29 @@
 // Redis outage on a PRIVATE redis-server (no persistence, free port; never the shared one):
 // operations fail fast with BusUnavailableError, nothing crashes, and the bus recovers
 // (commands and wake-up subscriptions) once Redis is back.
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { connect, createServer, type Server, type Socket } from "node:net";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort, haveRedisServerBinary, killRedisServer, startRedisServer } from "@byok/testing";
 import { BusUnavailableError, createRedisBus, type Bus } from "../src/index.js";
 import { CONTRACT_OPTIONS } from "./contract.js";
 import { REDIS_URL, deleteKeys, uniquePrefix, waitFor } from "./redis-harness.js";
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const addr = srv.address();
-  srv.close();
-  if (addr === null || typeof addr === "string") throw new Error("no port");
-  return addr.port;
-}
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: "ignore",
-  });
-  const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on("error", () => undefined);
-  await waitFor(async () => {
-    try {
-      if (probe.status !== "ready") await probe.connect();
-      return (await probe.ping()) === "PONG";
-    } catch {
-      probe.disconnect();
-      return false;
-    }
-  });
-  probe.disconnect();
-  return child;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, "exit");
-  child.kill("SIGKILL");
-  await exited;
-}
-
-const haveRedisServer = await new Promise<boolean>((resolve) => {
-  const p = spawn("redis-server", ["--version"], { stdio: "ignore" });
-  p.on("error", () => resolve(false));
-  p.on("exit", (code) => resolve(code === 0));
-});
+const haveRedisServer = await haveRedisServerBinary();
 
 describe.runIf(haveRedisServer)("Redis bus: outage and recovery", () => {
   let server: ChildProcess | undefined;
   let bus: Bus | undefined;
   afterAll(async () => {
     await bus?.close();
-    if (server) await stop(server);
+    if (server) await killRedisServer(server);
   });
 
   it("fails fast while Redis is down and recovers commands and subscriptions afterwards", async () => {
     const port = await freePort();
-    server = await startRedis(port);
+    server = await startRedisServer(port);
     const errors: Error[] = [];
     bus = createRedisBus({
       redis: `redis://127.0.0.1:${port}`,
@@ -77,7 +38,7 @@ describe.runIf(haveRedisServer)("Redis bus: outage and recovery", () => {
     expect(await bus.appendInput(r, 1n, new Uint8Array([1]), {})).toMatchObject({ status: "accepted", generation: 1 });
     await waitFor(() => inputWakes > 0);
 
-    await stop(server);
+    await killRedisServer(server);
     // Whether the loss is already noticed or not, the call rejects as "unavailable".
     await expect(bus.appendInput(r, 2n, new Uint8Array([2]), {})).rejects.toBeInstanceOf(BusUnavailableError);
     for (const call of [
@@ -90,7 +51,7 @@ describe.runIf(haveRedisServer)("Redis bus: outage and recovery", () => {
     // Reconnect attempts fail (ECONNREFUSED): reported to onError, never thrown.
     await waitFor(() => errors.length > 0);
 
-    server = await startRedis(port);
+    server = await startRedisServer(port);
     // The new server is empty (no persistence): the request starts over as generation 1.
     const outcome = await waitFor(async () => {
       try {

@@ -1,3 +1,4 @@
 export * from "./simulator/index.js";
 export * from "./client/index.js";
 export * from "./workspace/executor.js";
+export * from "./redis/private-server.js";
