@@ -51,11 +51,3 @@ export function writeStreamError(res: ServerResponse, contentType: string, messa
   res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache" });
   res.end(Buffer.concat([header, json]));
 }
-
-/** Lets Connect read a body this process already consumed. */
-export function replayBody(req: IncomingMessage, body: Buffer): void {
-  (req as unknown as { iterator: () => AsyncIterableIterator<Buffer> }).iterator = () =>
-    (async function* () {
-      yield body;
-    })();
-}

@@ -1,10 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { fromBinary } from "@bufbuild/protobuf";
-import type { HandlerContext } from "@connectrpc/connect";
 import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
-import { frames } from "@byok/protocol";
+import { HEARTBEAT_FRAME } from "@byok/protocol";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
-import { AgentServerMessageSchema, type AgentServerMessage, type BidiRequestId } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { loggableHeaders, readClientHeaders } from "./client-headers.js";
 import { endStatusError, invalidArgument, notFound, unavailable } from "./errors.js";
@@ -25,16 +22,16 @@ const READ_BATCH = 256;
  * RunSSE: replays the latest generation's output from the start (or after
  * `x-gateway-resume-after` frames), then follows live until its end entry; heartbeats after
  * silence are generated here and never stored. A request that never appears ends `not_found`.
+ * Yields the serialized AgentServerMessage frames exactly as stored (never decoded here);
+ * errors are thrown as ConnectErrors for the end-stream.
  */
-export function createRunSseHandler(deps: RunSseDeps) {
-  return async function* runSse(req: BidiRequestId, ctx: HandlerContext): AsyncGenerator<AgentServerMessage> {
-    const principal = await deps.auth.authenticate(ctx.requestHeader);
-    if (!req.requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
-    const headers = readClientHeaders(ctx.requestHeader);
+export function createRunSseFrames(deps: RunSseDeps) {
+  return async function* runSse(requestId: string, requestHeader: Headers, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+    const principal = await deps.auth.authenticate(requestHeader);
+    if (!requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
+    const headers = readClientHeaders(requestHeader);
     if (Number.isNaN(headers.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
-    ctx.responseHeader.set("cache-control", "no-cache");
-    const ref: RequestRef = { tenantId: principal.tenantId, requestId: req.requestId };
-    const signal = ctx.signal;
+    const ref: RequestRef = { tenantId: principal.tenantId, requestId };
     const wake = new Wakeup();
     const unwatch = deps.bus.watch(ref, () => wake.notify());
     let leave: (() => Promise<void>) | undefined;
@@ -53,11 +50,11 @@ export function createRunSseHandler(deps: RunSseDeps) {
         if (info) break;
         const remaining = deadline - Date.now();
         if (remaining <= 0 || signal.aborted) {
-          throw notFound(`No run for request ${req.requestId} appeared within ${deps.timers.notFoundWaitMs} ms.`);
+          throw notFound(`No run for request ${requestId} appeared within ${deps.timers.notFoundWaitMs} ms.`);
         }
         if (!(await wake.wait(Math.min(remaining, deps.timers.heartbeatMs - (Date.now() - lastSent)), signal))) {
           if (Date.now() - lastSent >= deps.timers.heartbeatMs) {
-            yield frames.heartbeat();
+            yield HEARTBEAT_FRAME;
             lastSent = Date.now();
           }
         }
@@ -85,7 +82,7 @@ export function createRunSseHandler(deps: RunSseDeps) {
         const read = await guard(() => deps.bus.readOutput(ref, generation, index, READ_BATCH));
         for (const e of read.entries) {
           index = e.index + 1;
-          yield fromBinary(AgentServerMessageSchema, e.frame);
+          yield e.frame;
           deps.metrics.framesDelivered.inc();
         }
         if (read.entries.length > 0) lastSent = Date.now();
@@ -99,7 +96,7 @@ export function createRunSseHandler(deps: RunSseDeps) {
         if (read.entries.length > 0) continue;
         const quiet = Date.now() - lastSent;
         if (quiet >= deps.timers.heartbeatMs) {
-          yield frames.heartbeat();
+          yield HEARTBEAT_FRAME;
           lastSent = Date.now();
           continue;
         }

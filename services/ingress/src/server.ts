@@ -2,11 +2,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Bus, RunDispatcher } from "@byok/bus";
 import { metricsHandler, type GatewayMetrics, type Logger } from "@byok/telemetry";
-import { AgentService, BidiService } from "@byok/wire";
+import { BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { createBidiAppendHandler } from "./bidi-append.js";
-import { createRunSseHandler } from "./run-sse.js";
-import { checkRunSseBody, readSmallBody, replayBody, writeStreamError } from "./run-sse-body.js";
+import { createRunSseFrames } from "./run-sse.js";
+import { checkRunSseBody, readSmallBody, writeStreamError } from "./run-sse-body.js";
+import { serveRunSse } from "./run-sse-stream.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
@@ -35,9 +36,9 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
     routes(router) {
       router.rpc(BidiService.method.bidiAppend, createBidiAppendHandler(deps));
-      router.rpc(AgentService.method.runSSE, createRunSseHandler(deps));
     },
   });
+  const runSseFrames = createRunSseFrames(deps);
   const metrics = metricsHandler(deps.metrics);
   return (req, res) => {
     const path = (req.url ?? "").split("?")[0];
@@ -63,46 +64,21 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
       connect(req, res);
       return;
     }
+    // RunSSE is served here rather than by connect-node: stored frames are forwarded as they
+    // are (no decode and re-encode per frame), in Connect's streaming format.
     const eventStream = req.headers["x-cursor-streaming"] === "true";
-    if (eventStream) useEventStreamContentType(res);
     void readSmallBody(req).then(
       (body) => {
         const contentType = eventStream ? "text/event-stream" : "application/connect+proto";
         if (!body) return writeStreamError(res, contentType, "a RunSSE body must be one small envelope holding an agent.v1.BidiRequestId; this one is over 64 KiB");
         const check = checkRunSseBody(body);
         if (!check.ok) return writeStreamError(res, contentType, check.reason);
-        replayBody(req, body);
-        connect(req, res);
+        return serveRunSse(req, res, body, runSseFrames, deps.logger);
       },
       (err: unknown) => {
         deps.logger.debug({ err }, "RunSSE body could not be read");
         res.destroy();
       },
     );
-  };
-}
-
-/**
- * Cursor expects `text/event-stream` on RunSSE when it sends `x-cursor-streaming: true`; the
- * body stays plain Connect envelopes. Connect sets `application/connect+proto`, so the header
- * is rewritten as it is written.
- */
-function useEventStreamContentType(res: ServerResponse): void {
-  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => ServerResponse;
-  (res as { writeHead: (...args: unknown[]) => ServerResponse }).writeHead = (...args: unknown[]) => {
-    const headers = args.find((a, i) => i > 0 && typeof a === "object" && a !== null) as
-      | Record<string, unknown>
-      | unknown[]
-      | undefined;
-    if (Array.isArray(headers)) {
-      for (let i = 0; i + 1 < headers.length; i += 2) {
-        if (String(headers[i]).toLowerCase() === "content-type") headers[i + 1] = "text/event-stream";
-      }
-    } else if (headers) {
-      for (const k of Object.keys(headers)) if (k.toLowerCase() === "content-type") delete headers[k];
-      headers["content-type"] = "text/event-stream";
-    }
-    if (res.hasHeader("content-type")) res.setHeader("content-type", "text/event-stream");
-    return writeHead(...args);
   };
 }

@@ -1,0 +1,90 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { gunzipSync, gzipSync } from "node:zlib";
+import { fromBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { endStreamToJson } from "@connectrpc/connect/protocol-connect";
+import { BidiRequestIdSchema, encodeEnvelope, ENVELOPE_FLAG_COMPRESSED, ENVELOPE_FLAG_END_STREAM } from "@byok/wire";
+import type { Logger } from "@byok/telemetry";
+
+/** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
+const COMPRESS_MIN_BYTES = 1024;
+
+/**
+ * Writes a RunSSE response as a Connect server stream without decoding the stored frames:
+ * each stored AgentServerMessage goes out as its own envelope (gzip-compressed per envelope
+ * only when `connect-accept-encoding` allows it), then the end-stream JSON — `{}` or the error
+ * with its `aiserver.v1.ErrorDetails` — over HTTP 200, never HTTP-compressed. The content type
+ * is `text/event-stream` for Cursor (`x-cursor-streaming: true`), else Connect's own.
+ */
+export async function serveRunSse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+  frames: (requestId: string, headers: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array>,
+  logger: Logger,
+): Promise<void> {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+  }
+  const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
+  const abort = new AbortController();
+  res.on("close", () => abort.abort());
+  res.writeHead(200, {
+    "content-type": headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto",
+    "cache-control": "no-cache",
+    ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
+  });
+  const write = async (chunk: Uint8Array) => {
+    if (res.write(chunk)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off("drain", done);
+        abort.signal.removeEventListener("abort", done);
+        resolve();
+      };
+      res.on("drain", done);
+      abort.signal.addEventListener("abort", done);
+    });
+  };
+  let error: ConnectError | undefined;
+  try {
+    const requestId = requestIdOf(body, headers);
+    for await (const frame of frames(requestId, headers, abort.signal)) {
+      if (abort.signal.aborted) break;
+      await write(
+        gzip && frame.byteLength >= COMPRESS_MIN_BYTES
+          ? encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, gzipSync(frame))
+          : encodeEnvelope(0, frame),
+      );
+    }
+  } catch (err) {
+    error = ConnectError.from(err);
+    if (error.code === Code.Internal || error.code === Code.Unknown) logger.error({ err }, "RunSSE failed");
+  }
+  if (abort.signal.aborted) return;
+  const end = new TextEncoder().encode(JSON.stringify(endStreamToJson(new Headers(), error, undefined)));
+  res.end(encodeEnvelope(ENVELOPE_FLAG_END_STREAM, end));
+}
+
+/** The request id of a validated RunSSE body (one envelope; gzip-compressed if the client said so). */
+function requestIdOf(body: Buffer, headers: Headers): string {
+  const compressed = (body[0]! & ENVELOPE_FLAG_COMPRESSED) !== 0;
+  let payload: Uint8Array = body.subarray(5);
+  if (compressed) {
+    if (headers.get("connect-content-encoding") !== "gzip") {
+      throw new ConnectError("a compressed RunSSE body needs connect-content-encoding: gzip", Code.InvalidArgument);
+    }
+    payload = gunzip(payload);
+  }
+  return fromBinary(BidiRequestIdSchema, payload).requestId;
+}
+
+function gunzip(b: Uint8Array): Uint8Array {
+  try {
+    // Bounded: a BidiRequestId is tiny.
+    return new Uint8Array(gunzipSync(b, { maxOutputLength: 64 * 1024 }));
+  } catch {
+    throw new ConnectError("the RunSSE body could not be decompressed", Code.InvalidArgument);
+  }
+}
