@@ -134,6 +134,24 @@ describe("stream lifecycle", () => {
     expect(JSON.stringify(seen.body)).toContain("my-local-llm");
   });
 
+  it("compresses large frames per envelope when the client accepts gzip, and the client reads them", async () => {
+    const big = "x".repeat(3000);
+    h.sim.enqueue({ text: [big, " small"], usage: { inputTokens: 1, outputTokens: 1 } });
+    const r = await client.runTurn({
+      requestId: "gzip-frames",
+      message: runRequestMessage({ text: "long answer", conversationId: "c-gzip", modelId: TEST_MODEL }),
+      runSse: { acceptCompression: true },
+    });
+    expect(r.end).toEqual({ ok: true });
+    expect(r.textDeltas).toBe(`${big} small`);
+    // Replayed: the big frame travels gzip-compressed (flag 0x01), the small ones plain.
+    const replay = await client.runSse("gzip-frames", { acceptCompression: true });
+    const flags: number[] = [];
+    for await (const item of replay.frames) if (item.kind === "message") flags.push(item.flags);
+    expect(flags.some((f) => (f & 0x01) === 1)).toBe(true);
+    expect(flags.some((f) => f === 0)).toBe(true);
+  });
+
   it("accepts client heartbeats during a run", async () => {
     h.sim.enqueue({ text: "ok", usage: { inputTokens: 1, outputTokens: 1 }, firstByteDelayMs: 200 });
     let sent = false;
