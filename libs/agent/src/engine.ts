@@ -100,6 +100,7 @@ class GenerationRun {
   /** Retries used so far in this model call, per phase. */
   private retries = { connect: 0, stream: 0 };
   private releaseSecrets: (() => void)[] = [];
+  private pumping: Promise<void> = Promise.resolve();
   private savedAt = 0;
   private savedOutputStarted = false;
   private timers: NodeJS.Timeout[] = [];
@@ -322,7 +323,15 @@ class GenerationRun {
   }
 
 
-  private async pumpInput(): Promise<void> {
+  /** Reads new input into the mailbox; calls are serialized so entries are queued in order. */
+  private pumpInput(): Promise<void> {
+    const next = this.pumping.then(() => this.pumpOnce());
+    // A failed read must not poison the chain: the caller sees it, the next pump starts fresh.
+    this.pumping = next.catch(() => undefined);
+    return next;
+  }
+
+  private async pumpOnce(): Promise<void> {
     const entries = await this.deps.bus.readInput(this.ref, this.generation, this.inputIndex);
     for (const e of entries) {
       if (e.index < this.inputIndex) continue;
