@@ -3,7 +3,7 @@ import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthr
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
-import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
 import { mapAnthropicError, refusalError } from "./errors.js";
@@ -44,25 +44,18 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
   };
   const ctx = (): FailureContext => ({ provider: setup.provider, signal: req.signal, secrets: setup.secrets, partialUsage: started ? usageSoFar() : undefined });
 
-  if (req.signal.aborted) throw cancelledError(ctx());
   let body = toAnthropicRequest(req, opts);
   if (setup.body) body = setup.body(body);
-  let stream: AsyncIterable<RawMessageStreamEvent>;
-  try {
-    stream = await setup.client.messages.create(body, { signal: req.signal });
-  } catch (err) {
-    throw mapAnthropicError(err, ctx());
-  }
-  started = true;
-  try {
-    for await (const ev of stream) {
-      yield* decoder.push(ev);
-      if (req.signal.aborted) break;
-    }
-  } catch (err) {
-    throw mapAnthropicError(err, ctx());
-  }
-  if (req.signal.aborted) throw cancelledError(ctx());
+  yield* pumpVendorStream({
+    open: () => setup.client.messages.create(body, { signal: req.signal }),
+    decode: (ev) => decoder.push(ev),
+    mapError: (err) => mapAnthropicError(err, ctx()),
+    signal: req.signal,
+    cancelled: () => cancelledError(ctx()),
+    onOpen: () => {
+      started = true;
+    },
+  });
   if (!decoder.stopped) throw truncatedStreamError(ctx());
   if (decoder.stopReasonRaw === "refusal") throw refusalError(ctx());
   yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };

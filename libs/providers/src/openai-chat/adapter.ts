@@ -1,9 +1,9 @@
 import OpenAI from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
-import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
 import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
@@ -67,27 +67,19 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
     partialUsage: started ? usageSoFar() : undefined,
   });
 
-  if (req.signal.aborted) throw cancelledError(ctx());
   let body = toChatRequest(req, opts);
   if (setup.body) body = setup.body(body);
 
-  let stream: AsyncIterable<ChatCompletionChunk>;
-  try {
-    stream = await setup.client.chat.completions.create(body, { signal: req.signal });
-  } catch (err) {
-    throw mapChatError(err, ctx());
-  }
-  started = true;
-  try {
-    for await (const chunk of stream) {
-      yield* decoder.push(chunk);
-      if (req.signal.aborted) break;
-    }
-  } catch (err) {
-    throw mapChatError(err, ctx());
-  }
-  // The SDK ends iteration silently when the request is aborted: report it as a cancel.
-  if (req.signal.aborted) throw cancelledError(ctx());
+  yield* pumpVendorStream({
+    open: () => setup.client.chat.completions.create(body, { signal: req.signal }),
+    decode: (ev) => decoder.push(ev),
+    mapError: (err) => mapChatError(err, ctx()),
+    signal: req.signal,
+    cancelled: () => cancelledError(ctx()),
+    onOpen: () => {
+      started = true;
+    },
+  });
   if (decoder.finishReason === undefined) throw truncatedStreamError(ctx());
   if (decoder.finishReason === "content_filter") throw contentFilterError(ctx());
   yield* decoder.end();

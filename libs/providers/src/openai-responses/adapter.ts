@@ -1,9 +1,8 @@
 import OpenAI from "openai";
-import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
-import { cancelledError, configurationError, truncatedStreamError, type FailureContext } from "../shared/transport.js";
+import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { chatProviderName } from "../openai-chat/errors.js";
 import { ResponsesStreamDecoder } from "./decoder.js";
@@ -50,23 +49,16 @@ export async function* streamResponsesPass(
   const usageSoFar = () => (decoder.rawUsage ? normalizeResponsesUsage(decoder.rawUsage) : estimateUsage(inputChars, meter));
   const ctx = (): FailureContext => ({ provider, signal: req.signal, secrets, partialUsage: started ? usageSoFar() : undefined });
 
-  if (req.signal.aborted) throw cancelledError(ctx());
-  let stream: AsyncIterable<ResponseStreamEvent>;
-  try {
-    stream = await client.responses.create(toResponsesRequest(req, opts), { signal: req.signal });
-  } catch (err) {
-    throw mapResponsesError(err, ctx());
-  }
-  started = true;
-  try {
-    for await (const ev of stream) {
-      yield* decoder.push(ev);
-      if (req.signal.aborted) break;
-    }
-  } catch (err) {
-    throw mapResponsesError(err, ctx());
-  }
-  if (req.signal.aborted) throw cancelledError(ctx());
+  yield* pumpVendorStream({
+    open: () => client.responses.create(toResponsesRequest(req, opts), { signal: req.signal }),
+    decode: (ev) => decoder.push(ev),
+    mapError: (err) => mapResponsesError(err, ctx()),
+    signal: req.signal,
+    cancelled: () => cancelledError(ctx()),
+    onOpen: () => {
+      started = true;
+    },
+  });
   const terminal = decoder.terminal;
   if (!terminal) throw truncatedStreamError(ctx());
   if (terminal.kind === "failed") throw failedResponseError(terminal.error, ctx());

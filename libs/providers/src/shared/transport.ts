@@ -70,3 +70,37 @@ export function configurationError(provider: string, cause: unknown, secrets: re
     cause: safeCause(cause, secrets),
   });
 }
+
+/**
+ * The common shape of every streamed pass: open the SDK stream, feed each vendor event to the
+ * decoder, map any SDK failure through the API's error mapping, and report an abort as a
+ * cancel (the SDKs end iteration silently when the request is aborted). `onOpen` runs once the
+ * response started (failures after it carry partial usage). API-specific completion checks
+ * (finish reason, terminal event) stay with the caller.
+ */
+export async function* pumpVendorStream<E, O>(opts: {
+  open: () => PromiseLike<AsyncIterable<E>>;
+  decode: (event: E) => Iterable<O>;
+  mapError: (err: unknown) => ProviderError;
+  signal: AbortSignal;
+  cancelled: () => ProviderError;
+  onOpen: () => void;
+}): AsyncGenerator<O> {
+  if (opts.signal.aborted) throw opts.cancelled();
+  let stream: AsyncIterable<E>;
+  try {
+    stream = await opts.open();
+  } catch (err) {
+    throw opts.mapError(err);
+  }
+  opts.onOpen();
+  try {
+    for await (const ev of stream) {
+      yield* opts.decode(ev);
+      if (opts.signal.aborted) break;
+    }
+  } catch (err) {
+    throw opts.mapError(err);
+  }
+  if (opts.signal.aborted) throw opts.cancelled();
+}
