@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
@@ -70,11 +70,7 @@ function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: Anth
   return new Anthropic({
     apiKey: req.target.apiKey ?? "no-key",
     baseURL: req.target.baseUrl ?? "https://api.anthropic.com",
-    maxRetries: 0,
-    logLevel: "off",
-    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...sdkTransportOptions(opts, deps),
   });
 }
 

@@ -1,7 +1,7 @@
 import { AzureOpenAI } from "openai";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ProviderError } from "../types.js";
-import { parseAdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamChatPass } from "../openai-chat/adapter.js";
 import { DEFAULT_AZURE_API_VERSION } from "../routing/resolve.js";
@@ -48,11 +48,7 @@ export function createAzureOpenAIAdapter(deps: AzureOpenAIAdapterDeps = {}): Pro
           apiKey: req.target.apiKey,
           deployment: az.deployment,
           apiVersion: az.apiVersion || DEFAULT_AZURE_API_VERSION,
-          maxRetries: 0,
-          logLevel: "off",
-          ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-          ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-          ...(deps.fetch ? { fetch: deps.fetch } : {}),
+          ...sdkTransportOptions(opts, deps),
         });
       } catch (err) {
         throw configurationError(provider, err, secrets);

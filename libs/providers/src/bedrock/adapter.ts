@@ -1,7 +1,7 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ProviderError } from "../types.js";
-import { parseAdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js";
 
@@ -44,11 +44,7 @@ export function createBedrockAdapter(deps: BedrockAdapterDeps = {}): ProviderAda
           apiKey: null,
           providerChainResolver: () => Promise.reject(new Error("ambient AWS credentials are disabled")),
           baseURL: req.target.baseUrl ?? `https://bedrock-runtime.${b.region}.amazonaws.com`,
-          maxRetries: 0,
-          logLevel: "off",
-          ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-          ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-          ...(deps.fetch ? { fetch: deps.fetch } : {}),
+          ...sdkTransportOptions(opts, deps),
         });
       } catch (err) {
         throw configurationError(provider, err, secrets);

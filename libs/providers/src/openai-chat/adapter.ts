@@ -2,7 +2,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
@@ -29,11 +29,7 @@ function chatClient(req: ModelCallRequest, opts: AdapterOptions, deps: OpenAICha
     baseURL: req.target.baseUrl ?? OPENAI_BASE_URL,
     organization: null,
     project: null,
-    maxRetries: 0,
-    logLevel: "off",
-    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...sdkTransportOptions(opts, deps),
   });
 }
 

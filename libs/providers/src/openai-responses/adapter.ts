@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { chatProviderName } from "../openai-chat/errors.js";
@@ -21,11 +21,7 @@ function responsesClient(req: ModelCallRequest, opts: AdapterOptions, deps: Open
     baseURL: req.target.baseUrl ?? "https://api.openai.com/v1",
     organization: null,
     project: null,
-    maxRetries: 0,
-    logLevel: "off",
-    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
-    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...sdkTransportOptions(opts, deps),
   });
 }
 

@@ -69,3 +69,17 @@ export function parseAdapterOptions(raw: Record<string, unknown> | undefined): A
     promptCaching: bool(o["promptCaching"], true),
   };
 }
+
+/**
+ * The client options every official SDK gets: its own retries off (the engine retries), its
+ * logging off (it could print keys), the route's timeout and headers, and a test fetch.
+ */
+export function sdkTransportOptions(opts: AdapterOptions, deps: { fetch?: typeof fetch }) {
+  return {
+    maxRetries: 0,
+    logLevel: "off" as const,
+    ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
+    ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  };
+}
