@@ -1,7 +1,7 @@
 // A whole turn over raw HTTP/1.1, decoding envelopes and end-stream JSON by hand, independent
 // of the project's own framing code (only the generated protobuf types are shared).
 import { createHash } from "node:crypto";
-import { request } from "node:http";
+import { request, type IncomingMessage } from "node:http";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -81,10 +81,12 @@ function runSseLive(
   url: string,
   requestId: string,
   onEnvelope: (flags: number, payload: Buffer) => Promise<void>,
+  onHead?: (res: IncomingMessage) => void,
 ): Promise<RawResponse> {
   const body = envelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
   return new Promise((resolve, reject) => {
     const req = request(`${url}/agent.v1.AgentService/RunSSE`, { method: "POST", headers: { ...runSseHeaders(requestId), "content-length": String(body.byteLength) } }, (res) => {
+      onHead?.(res);
       const all: Buffer[] = [];
       let pending = Buffer.alloc(0);
       let chain = Promise.resolve();
@@ -233,6 +235,41 @@ describe("a whole turn over raw HTTP/1.1", () => {
     const again = await runSse(h.gw.url, requestId);
     const replay = parseEnvelopes(again.body);
     expect(replay.map((e) => [e.flags, e.payload.toString("hex")])).toEqual(envs.map((e) => [e.flags, e.payload.toString("hex")]));
+  });
+
+  it("sends the RunSSE response head at once, so a client may await it before its first append", async () => {
+    h.sim.enqueue({ text: "head first", usage: { inputTokens: 1, outputTokens: 2 } });
+    const requestId = "raw-req-head-first";
+    let nextSeqno = 2;
+    let envelopesSeen = 0;
+    let head!: (res: IncomingMessage) => void;
+    const headArrived = new Promise<IncomingMessage>((resolve) => (head = resolve));
+    const stream = runSseLive(h.gw.url, requestId, async (flags, payload) => {
+      envelopesSeen++;
+      if (flags !== 0) return;
+      const m = fromBinary(AgentServerMessageSchema, payload);
+      if (m.message.case !== "kvServerMessage" || m.message.value.message.case !== "setBlobArgs") return;
+      const ack = toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, {
+        message: { case: "kvClientMessage", value: { id: m.message.value.id, message: { case: "setBlobResult", value: {} } } },
+      }));
+      expect((await append(h.gw.url, requestId, nextSeqno++, ack)).status).toBe(200);
+    }, head);
+    // No frame exists yet (no append, heartbeats every 60 s): the head must not wait for one.
+    const res = await headArrived;
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/event-stream");
+    expect(res.complete).toBe(false);
+    expect(envelopesSeen).toBe(0);
+    // Only now the first append: the turn streams on the already-open response.
+    expect((await append(h.gw.url, requestId, 1, runRequest("hi"))).status).toBe(200);
+    const envs = parseEnvelopes((await stream).body);
+    expect(JSON.parse(envs.at(-1)!.payload.toString("utf8"))).toEqual({});
+    const text = envs
+      .filter((e) => e.flags === 0)
+      .map((e) => fromBinary(AgentServerMessageSchema, e.payload))
+      .map((m) => (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" ? m.message.value.message.value.text : ""))
+      .join("");
+    expect(text).toBe("head first");
   });
 
   it("keeps the gateway's provider key out of every frame", async () => {

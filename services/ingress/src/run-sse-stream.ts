@@ -35,6 +35,10 @@ export async function serveRunSse(
     "cache-control": "no-cache",
     ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
   });
+  // Node holds the head until the first body write; before the run exists that would be the
+  // first heartbeat, seconds later, and a client that awaits the head before its first
+  // BidiAppend (docs/architecture.md, "Generations and the append gate") would lose that time every turn.
+  res.flushHeaders();
   const write = async (chunk: Uint8Array) => {
     if (res.write(chunk)) return;
     await new Promise<void>((resolve) => {
