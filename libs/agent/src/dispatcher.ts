@@ -1,6 +1,6 @@
 import type { RequestRef, RunDispatcher } from "@byok/bus";
 import type { Logger } from "@byok/telemetry";
-import type { RunEngine } from "./engine.js";
+import type { RunEngine } from "./ports.js";
 
 /**
  * Embedded mode's dispatcher: runs each generation in this process, once. Dispatching the

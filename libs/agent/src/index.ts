@@ -1,8 +1,8 @@
-export { createRunEngine, type RunEngine, type RunEngineDeps, type TargetResolution } from "./engine.js";
+export { createRunEngine } from "./engine.js";
+export type { RunEngine, RunEngineDeps, TargetResolution, WebSearchBackend } from "./ports.js";
 export { createInProcessDispatcher } from "./dispatcher.js";
 export { chatItemsFromHistory } from "./history.js";
 export {
   UNMETERED, estimateTokens, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
-export type { WebSearchBackend } from "./engine.js";

@@ -1,4 +1,4 @@
-import type { WebSearchBackend } from "./engine.js";
+import type { WebSearchBackend } from "./ports.js";
 
 /**
  * A web search backend over HTTP: `GET <url>?q=<query>` answering

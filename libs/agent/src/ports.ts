@@ -1,0 +1,53 @@
+import type { Bus, RequestRef } from "@byok/bus";
+import type { ProviderAdapter, ProviderKind, ProviderTarget, RetryPolicy } from "@byok/providers";
+import type { RunError, RunStart } from "@byok/protocol";
+import type { Store } from "@byok/store";
+import type { Logger } from "@byok/telemetry";
+import type { RunMeter } from "./metering.js";
+import type { ContentPolicy } from "./metering-content.js";
+
+/** What the engine needs from the world; a service wires these (see libs/runtime). */
+export type TargetResolution = { ok: true; targets: ProviderTarget[] } | { ok: false; error: RunError };
+
+export interface RunEngineDeps {
+  bus: Bus;
+  store: Store;
+  adapterFor(kind: ProviderKind): ProviderAdapter;
+  /** Route + credentials → ordered targets (README "Model routing"); may look up the tenant's routes. */
+  resolveTargets(run: RunStart, tenantId: string): TargetResolution | Promise<TargetResolution>;
+  retryPolicy: RetryPolicy;
+  timers: {
+    reconnectGraceMs: number;
+    presenceCheckMs: number;
+    kvAckTimeoutMs: number;
+    toolTimeoutMs: number;
+    prewarmTtlMs: number;
+    snapshotIntervalMs: number;
+  };
+  logger: Logger;
+  /** System instructions when the client sent no custom_system_prompt. */
+  defaultInstructions?: string;
+  /** Called with every secret a run handles (client BYOK keys) so logs scrub it; returns a release. */
+  registerSecret?(secret: string): () => void;
+  /** The web search backend; absent = web search is disabled by policy (the default). */
+  webSearch?: WebSearchBackend;
+  /** Rate limits, budgets and the usage ledger (default: unmetered). */
+  meter?: RunMeter;
+  /** Retention / ghost mode: where a run may write content (default: the store). */
+  content?: ContentPolicy;
+}
+
+/** A pluggable web search backend (off by default). */
+export interface WebSearchBackend {
+  search(query: string, signal: AbortSignal): Promise<{ title: string; url: string; snippet: string }[]>;
+}
+
+export interface RunEngine {
+  /**
+   * Runs one generation of a request to its end: claims it (bumping the fencing epoch), feeds
+   * its input through the state machine, calls providers and appends output. Resolves when the
+   * generation ended or ownership was lost. Never throws for run-level failures: they end the
+   * stream with an error status.
+   */
+  runGeneration(ref: RequestRef, generation: number, signal?: AbortSignal): Promise<void>;
+}

@@ -1,0 +1,124 @@
+import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
+import type { ProviderTarget } from "@byok/providers";
+import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState } from "@byok/protocol";
+import type { Store } from "@byok/store";
+import type { Logger } from "@byok/telemetry";
+import { EventQueue } from "../event-queue.js";
+import { UNMETERED, type RunMeter } from "../metering.js";
+import type { RunEngineDeps } from "../ports.js";
+
+/** A queued event, with the input entry it came from (for snapshots). */
+export interface QueuedEvent {
+  ev: RunEvent;
+  inputIndex?: number;
+}
+
+/** The model call in flight: its abort handle and the token that tells its events are current. */
+export interface LiveModelCall {
+  controller: AbortController;
+  token: number;
+}
+
+/**
+ * Everything one generation's systems share (lifecycle, input, effects, model call, takeover,
+ * watchdogs). Only the actor loop in generation-run.ts steps the state machine; every other
+ * system talks to it by pushing events into `queue`.
+ */
+export class RunContext {
+  state: RunState;
+  readonly queue = new EventQueue<QueuedEvent>();
+  readonly policy: RunPolicy;
+  readonly meter: RunMeter;
+  readonly log: Logger;
+  readonly startedAt = Date.now();
+
+  /** Fencing epoch of this owner (bus.claim). */
+  epoch = 0;
+  /** Set once another owner fenced this one out: stop without touching anything. */
+  lost = false;
+  principal: RunPrincipal = principalFromMeta(undefined);
+  traceCarrier: TraceCarrier = {};
+  /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
+  content: Store;
+
+  // Input cursors.
+  /** Next input entry to read. */
+  inputIndex = 0;
+  /** Input entries whose events the state machine has processed (what a snapshot may claim). */
+  processedInput = 0;
+  runRequestIndex: number | undefined;
+
+  // Output.
+  outputFrames = 0;
+  pendingFrames: Uint8Array[] = [];
+
+  // Model call.
+  model: LiveModelCall | undefined;
+  callToken = 0;
+  targets: ProviderTarget[] = [];
+  targetIndex = 0;
+  /** Retries used so far in this model call, per phase. */
+  retries = { connect: 0, stream: 0 };
+
+  /** Whether this run already marked itself its conversation's current run. */
+  conversationMarked = false;
+
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly releases: (() => void)[] = [];
+
+  constructor(
+    readonly deps: RunEngineDeps,
+    readonly ref: RequestRef,
+    readonly generation: number,
+  ) {
+    this.policy = { toolTimeoutMs: deps.timers.toolTimeoutMs, webSearch: deps.webSearch !== undefined };
+    this.state = initialRunState(ref.requestId, generation, this.policy);
+    this.meter = deps.meter ?? UNMETERED;
+    this.content = deps.store;
+    this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
+  }
+
+  push(ev: RunEvent): void {
+    this.queue.push({ ev });
+  }
+
+  /** The one timer helper: `ev` is queued after `ms` unless the run ended first. */
+  after(ms: number, ev: RunEvent): void {
+    const t = setTimeout(() => this.push(ev), ms);
+    t.unref();
+    this.timers.push(t);
+  }
+
+  /** Another owner took the generation: stop the model call and everything after it. */
+  loseOwnership(fields: Record<string, unknown>): void {
+    this.lost = true;
+    this.model?.controller.abort();
+    this.log.warn(fields, "lost ownership of the run");
+  }
+
+  /** Registers the run's client secrets (BYOK keys) for log scrubbing until the run ends. */
+  registerSecrets(run: RunStart): void {
+    const register = this.deps.registerSecret;
+    if (!register) return;
+    for (const s of secretsOf(run)) this.releases.push(register(s));
+  }
+
+  /** The run's name in its conversation (a newer run_request there supersedes it). */
+  get runKey(): string {
+    return `${this.ref.requestId}/${this.generation}`;
+  }
+
+  /** Releases what the run holds: the model call, timers, registered secrets. */
+  dispose(): void {
+    this.model?.controller.abort();
+    for (const t of this.timers) clearTimeout(t);
+    for (const r of this.releases) r();
+  }
+}
+
+function secretsOf(run: RunStart): string[] {
+  const c = run.credentials;
+  if (!c) return [];
+  if (c.kind === "bedrock") return [c.accessKey, c.secretKey, ...(c.sessionToken ? [c.sessionToken] : [])];
+  return [c.apiKey];
+}

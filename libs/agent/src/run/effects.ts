@@ -1,0 +1,123 @@
+import { toBinary } from "@bufbuild/protobuf";
+import { encodeErrorDetails, encodeServerMessage, type Effect } from "@byok/protocol";
+import { PrewarmRequestSchema } from "@byok/wire";
+import type { RunContext } from "./context.js";
+import { abortModelCall, startModelCall } from "./model-call.js";
+
+/**
+ * The effect interpreter: the state machine's effects (data) become I/O. Exhaustive: a new
+ * effect type does not compile until it is handled here.
+ */
+export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
+  switch (eff.type) {
+    case "emit":
+      for (const f of eff.frames) ctx.pendingFrames.push(encodeServerMessage(f));
+      return;
+    case "record_history":
+      await recordHistory(ctx, eff.entries);
+      return;
+    case "start_model_call":
+      await startModelCall(ctx, eff.modelCallId, eff.attempt);
+      return;
+    case "abort_model_call":
+      abortModelCall(ctx);
+      return;
+    case "end":
+      await endRun(ctx, eff.decision);
+      return;
+    case "log":
+      ctx.log[eff.level](eff.fields ?? {}, eff.message);
+      return;
+    case "store_blobs":
+      if (!ctx.state.run) return;
+      for (const b of eff.blobs) await ctx.content.putBlob(ctx.ref.tenantId, b.id, b.data);
+      return;
+    case "tool_timer":
+      ctx.after(eff.ms, { type: "tool_timeout", callId: eff.callId, bridgeId: eff.bridgeId });
+      return;
+    case "check_history": {
+      const history = await ctx.content.listHistory(ctx.ref.tenantId, eff.conversationId);
+      ctx.push({ type: "history_state", known: history.length > 0 });
+      return;
+    }
+    case "import_wait":
+      ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "import_timeout" });
+      return;
+    case "share_prewarm":
+      await ctx.deps.bus.savePrewarm(ctx.ref.tenantId, eff.conversationId, toBinary(PrewarmRequestSchema, eff.request), ctx.deps.timers.prewarmTtlMs);
+      return;
+    case "prewarm_wait":
+      ctx.after(ctx.deps.timers.prewarmTtlMs, { type: "prewarm_expired" });
+      return;
+    case "web_search":
+      void runWebSearch(ctx, eff.callId, eff.query);
+      return;
+    case "kv_wait":
+      ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "kv_timeout", seq: eff.seq });
+      return;
+    default: {
+      const unhandled: never = eff;
+      throw new Error(`unhandled effect ${(unhandled as Effect).type}`);
+    }
+  }
+}
+
+/** Appends the frames emitted so far to the output stream, fenced by this owner's epoch. */
+export async function flush(ctx: RunContext): Promise<void> {
+  if (ctx.pendingFrames.length === 0 || ctx.lost) return;
+  const frames = ctx.pendingFrames;
+  ctx.pendingFrames = [];
+  const res = await ctx.deps.bus.appendOutput(ctx.ref, ctx.generation, ctx.epoch, frames, ctx.traceCarrier);
+  if (res.ok) {
+    ctx.outputFrames = res.nextIndex;
+    return;
+  }
+  // Another worker owns the generation now: stop without touching anything.
+  if (res.reason === "fenced" || res.reason === "ended") ctx.loseOwnership({ reason: res.reason });
+  else ctx.push({ type: "output_cap", limit: res.limit });
+}
+
+async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["decision"]): Promise<void> {
+  await flush(ctx);
+  const res = await ctx.deps.bus.endOutput(ctx.ref, ctx.generation, ctx.epoch, {
+    ok: d.ok,
+    ...(d.code ? { code: d.code } : {}),
+    ...(d.message ? { message: d.message } : {}),
+    ...(d.detail ? { errorDetails: encodeErrorDetails(d.detail) } : {}),
+  });
+  if (!res.ok && res.reason === "fenced") ctx.lost = true;
+  ctx.log.info({ ok: d.ok, code: d.code }, "run ended");
+}
+
+async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "record_history" }>["entries"]): Promise<void> {
+  const run = ctx.state.run;
+  if (!run) return;
+  await ctx.content.appendHistory(
+    entries.map((e, i) => ({
+      tenantId: ctx.ref.tenantId,
+      conversationId: run.conversationId,
+      requestId: ctx.ref.requestId,
+      generation: ctx.generation,
+      turn: 0,
+      kind: e.kind,
+      // Idempotent per (kind, model call, attempt): a new owner may re-append what the old one stored.
+      body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? e.body.injectionId ?? e.body.action ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
+      interrupted: e.interrupted,
+    })),
+  );
+}
+
+async function runWebSearch(ctx: RunContext, callId: string, query: string): Promise<void> {
+  const backend = ctx.deps.webSearch;
+  let result: { hits: { title: string; url: string; snippet: string }[] } | { error: string };
+  if (!backend) result = { error: "web search is disabled by policy" };
+  else {
+    try {
+      result = { hits: await backend.search(query, AbortSignal.timeout(ctx.deps.timers.toolTimeoutMs)) };
+    } catch (err) {
+      ctx.log.warn({ err }, "web search backend failed");
+      result = { error: "the web search backend failed" };
+    }
+  }
+  ctx.push({ type: "web_search_result", callId, result });
+}

@@ -1,0 +1,106 @@
+import { trace, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
+import { principalFromMeta, type RequestRef } from "@byok/bus";
+import { step, type RunEvent } from "@byok/protocol";
+import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telemetry";
+import { contentStore } from "../metering-content.js";
+import type { RunEngineDeps } from "../ports.js";
+import { RunContext } from "./context.js";
+import { execute, flush } from "./effects.js";
+import { InputPump } from "./input.js";
+import { restore, saveSnapshot, SnapshotSchedule } from "./takeover.js";
+import { startWatchdogs } from "./watchdogs.js";
+
+const tracer = trace.getTracer("@byok/agent");
+
+/**
+ * One generation's run, lifecycle only: claim, restore or admit, start the input pump and the
+ * watchdogs, run the actor loop (the one place that steps the state machine), release.
+ */
+export class GenerationRun {
+  private readonly ctx: RunContext;
+  private readonly input: InputPump;
+  private readonly snapshots: SnapshotSchedule;
+
+  constructor(
+    deps: RunEngineDeps,
+    private readonly ref: RequestRef,
+    private readonly generation: number,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.ctx = new RunContext(deps, ref, generation);
+    this.input = new InputPump(this.ctx);
+    this.snapshots = new SnapshotSchedule(this.ctx);
+  }
+
+  async run(): Promise<void> {
+    const ctx = this.ctx;
+    const { bus } = ctx.deps;
+    const first = (await bus.readInput(this.ref, this.generation, 0))[0];
+    const parent = first ? extractTraceContext(first.trace) : otelContext.active();
+    const span = tracer.startSpan(SPAN.run, { attributes: { [ATTR.tenantId]: this.ref.tenantId, [ATTR.requestId]: this.ref.requestId, [ATTR.generation]: this.generation } }, parent);
+    try {
+      await otelContext.with(trace.setSpan(parent, span), async () => {
+        ctx.traceCarrier = injectTraceContext();
+        const info = await bus.latestGeneration(this.ref);
+        if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
+        ctx.epoch = await bus.claim(this.ref, this.generation);
+        ctx.principal = principalFromMeta(first?.trace);
+        if (ctx.deps.content) ctx.content = contentStore(ctx.deps.store, await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal));
+        if (!(await restore(ctx))) {
+          // A new run: rate limits apply to run starts (not to every append or takeover).
+          const admitted = await ctx.meter.admitRun(this.ref, ctx.principal);
+          if (!admitted.ok) ctx.push({ type: "run_refused", error: admitted.error });
+        }
+        // A failed read (Redis briefly unavailable) must not become an unhandled rejection that
+        // kills the worker process: the next wake-up (every reconnect wakes all listeners) reads again.
+        const stopInput = bus.watchInput(this.ref, () => {
+          this.input.pump().catch((err: unknown) => ctx.log.warn({ err }, "reading new input failed; the next wake-up retries"));
+        });
+        const stopWatchdogs = startWatchdogs(ctx);
+        const onAbort = () => ctx.queue.close();
+        this.signal?.addEventListener("abort", onAbort);
+        try {
+          await this.input.pump();
+          await this.loop();
+        } finally {
+          stopInput();
+          stopWatchdogs();
+          this.signal?.removeEventListener("abort", onAbort);
+          ctx.dispose();
+        }
+      });
+      span.setStatus({ code: SpanStatusCode.OK });
+    } catch (err) {
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** The actor loop: takes every queued event, steps the machine, runs its effects, flushes, snapshots. */
+  private async loop(): Promise<void> {
+    const ctx = this.ctx;
+    while (ctx.state.phase !== "ended" && !ctx.lost) {
+      const events = await ctx.queue.take();
+      if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
+      let streamingOnly = true;
+      for (const { ev, inputIndex } of events) {
+        if (ctx.state.phase === "ended" || ctx.lost) break;
+        if (inputIndex !== undefined) ctx.processedInput = inputIndex + 1;
+        if (!isStreamingDelta(ev)) streamingOnly = false;
+        const r = step(ctx.state, ev);
+        ctx.state = r.state;
+        for (const eff of r.effects) await execute(ctx, eff);
+      }
+      await flush(ctx);
+      if (ctx.state.phase !== "ended" && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);
+    }
+  }
+}
+
+/** A model event that only streams output (text, thinking, tool arguments). */
+function isStreamingDelta(ev: RunEvent): boolean {
+  return ev.type === "model" && (ev.event.type === "text_delta" || ev.event.type === "reasoning_delta" || ev.event.type === "tool_call_delta");
+}

@@ -1,0 +1,192 @@
+import { trace, SpanStatusCode } from "@opentelemetry/api";
+import { ProviderError, decideRetry, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
+import { runErrorFromProvider, type RunStart } from "@byok/protocol";
+import { ATTR, SPAN } from "@byok/telemetry";
+import { passRequest } from "../pass-request.js";
+import { estimateTokens, type AttemptInfo, type AttemptOutcome } from "../metering.js";
+import type { RunContext } from "./context.js";
+import { checkSuperseded } from "./watchdogs.js";
+
+const tracer = trace.getTracer("@byok/agent");
+
+interface PassCall {
+  modelCallId: string;
+  attempt: number;
+  instructions: string;
+  items: ChatItem[];
+  tools: ToolSpec[];
+}
+
+/**
+ * The `start_model_call` effect: resolves targets on a model call's first attempt, builds the
+ * pass from stored history, then streams the provider in the background; its events, retries
+ * and failures come back to the actor as queued events.
+ */
+export async function startModelCall(ctx: RunContext, modelCallId: string, attempt: number): Promise<void> {
+  const run = ctx.state.run;
+  if (!run) return;
+  if (attempt === 1) {
+    // The run's first pass makes it its conversation's current run at once.
+    if (!ctx.conversationMarked) await checkSuperseded(ctx);
+    // A new model call: resolve its targets and reset its retry budget.
+    ctx.registerSecrets(run);
+    await ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId });
+    const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
+    if (!res.ok) {
+      ctx.push({ type: "run_refused", error: res.error });
+      return;
+    }
+    ctx.targets = res.targets;
+    ctx.targetIndex = 0;
+    ctx.retries = { connect: 0, stream: 0 };
+  }
+  const target = ctx.targets[ctx.targetIndex];
+  if (!target) {
+    ctx.push({ type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } });
+    return;
+  }
+  const history = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId);
+  const pass = passRequest(ctx.state, history, {
+    attempt,
+    contextWindow: target.contextWindow,
+    defaultInstructions: ctx.deps.defaultInstructions,
+    nowMs: Date.now(),
+  });
+  if (pass.kind === "nothing_to_resume") {
+    ctx.push({ type: "nothing_to_resume" });
+    return;
+  }
+  if (pass.kind === "compact") {
+    ctx.log.info({ estimate: pass.estimate, window: pass.window }, "compacting the conversation before the next pass");
+    ctx.push({ type: "compaction_needed", coversBeforeSeq: pass.coversBeforeSeq });
+    return;
+  }
+  const controller = new AbortController();
+  const token = ++ctx.callToken;
+  ctx.model = { controller, token };
+  void streamModelCall(ctx, token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools });
+}
+
+/** The `abort_model_call` effect. */
+export function abortModelCall(ctx: RunContext): void {
+  ctx.model?.controller.abort();
+  ctx.model = undefined;
+}
+
+async function streamModelCall(ctx: RunContext, token: number, controller: AbortController, target: ProviderTarget, req: PassCall): Promise<void> {
+  const run = ctx.state.run!;
+  const adapter = ctx.deps.adapterFor(target.kind);
+  const live = () => ctx.model?.token === token && !controller.signal.aborted;
+  const inputChars = req.instructions.length + JSON.stringify(req.items).length;
+  const info = attemptInfo(ctx, run, target, req.modelCallId, req.attempt, inputChars);
+  const admission = await ctx.meter.admitAttempt(info);
+  if (!admission.ok) {
+    if (live()) ctx.push({ type: "model_failed", error: admission.error, usage: undefined });
+    return;
+  }
+  const startedAt = Date.now();
+  let firstEventAt: number | undefined;
+  let usage: Usage | undefined;
+  let outcome: AttemptOutcome = "cancelled";
+  const span = tracer.startSpan(SPAN.modelCall, {
+    attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
+  });
+  try {
+    for await (const ev of adapter.stream({ ...req, target, signal: controller.signal })) {
+      firstEventAt ??= Date.now();
+      if (ev.type === "completed") {
+        usage = ev.usage;
+        outcome = "ok";
+      }
+      if (!live()) return;
+      ctx.push({ type: "model", event: ev, nowMs: Date.now() });
+    }
+    span.setStatus({ code: SpanStatusCode.OK });
+  } catch (err) {
+    const e = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
+    usage = e.partialUsage;
+    if (!live() || e.kind === "cancelled") return;
+    span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
+    outcome = (await onModelFailure(ctx, e, firstEventAt !== undefined, target, controller)) ? "retried" : "failed";
+  } finally {
+    span.end();
+    // Usage is never lost: exact where the provider reported it, else an estimate.
+    const outputChars = (ctx.state.current?.text.length ?? 0) + (ctx.state.current?.thinkingText.length ?? 0);
+    await ctx.meter
+      .settleAttempt(info, admission.ticket, {
+        outcome,
+        usage: usage ?? estimatedUsage(inputChars, outputChars),
+        ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
+        durationMs: Date.now() - startedAt,
+      })
+      .catch((err: unknown) => ctx.log.error({ err }, "could not record the attempt's usage"));
+  }
+}
+
+/** Decides retry, failover or failure of an attempt; true when the model call goes on. */
+async function onModelFailure(ctx: RunContext, e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController): Promise<boolean> {
+  const phase = sawEvent ? "stream" : "connect";
+  const decision = decideRetry(ctx.deps.retryPolicy, e, phase, ctx.retries[phase]);
+  ctx.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, retry: decision.retry }, "model call failed");
+  if (!decision.retry) {
+    const outputStarted = ctx.state.current?.outputStarted ?? false;
+    // Failover to the next target only before the first output reached the client.
+    if (!outputStarted && e.kind !== "cancelled" && ctx.targetIndex + 1 < ctx.targets.length) {
+      ctx.targetIndex++;
+      ctx.retries = { connect: 0, stream: 0 };
+      ctx.log.warn({ from: target.kind, to: ctx.targets[ctx.targetIndex]?.kind }, "failing over to the next target");
+      ctx.push({ type: "model_retry", notice: "", usage: e.partialUsage });
+      return true;
+    }
+    ctx.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, ctx.state.compactedInTurn), usage: e.partialUsage });
+    return false;
+  }
+  ctx.retries[phase]++;
+  await sleep(decision.delayMs, controller.signal);
+  if (controller.signal.aborted) return true;
+  ctx.push({
+    type: "model_retry",
+    notice: `\n\n[connection to the model was interrupted; reconnecting ${decision.retryNumber}/${decision.maxRetries} …]\n\n`,
+    usage: e.partialUsage,
+  });
+  return true;
+}
+
+/** One provider attempt as metering sees it. */
+export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarget, modelCallId: string, attempt: number, inputChars: number): AttemptInfo {
+  return {
+    ref: ctx.ref,
+    generation: ctx.generation,
+    conversationId: run.conversationId,
+    modelCallId,
+    attempt,
+    principal: ctx.principal,
+    modelId: run.modelId,
+    provider: target.kind,
+    upstreamModel: target.model,
+    credentialsSource: target.credentialsSource,
+    estimatedInputTokens: estimateTokens(inputChars),
+    maxOutputTokens: target.maxOutputTokens,
+  };
+}
+
+/** Usage estimated from sizes, for attempts the provider never reported. */
+export function estimatedUsage(inputChars: number, outputChars: number): Usage {
+  return {
+    inputTokens: estimateTokens(inputChars), outputTokens: estimateTokens(outputChars),
+    cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done);
+  });
+}

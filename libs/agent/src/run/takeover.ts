@@ -1,0 +1,99 @@
+import { decodeClientMessage, readRunStart, restoreRunState, snapshotRunState, type RunStart } from "@byok/protocol";
+import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "../snapshot.js";
+import type { RunContext } from "./context.js";
+import { execute } from "./effects.js";
+import { attemptInfo, estimatedUsage } from "./model-call.js";
+
+/**
+ * Takeover: rebuild the run from the previous owner's snapshot, then re-run a cut model call.
+ * Returns false when there is nothing to take over (a new run).
+ */
+export async function restore(ctx: RunContext): Promise<boolean> {
+  const snap = decodeSnapshot(await ctx.deps.bus.loadSnapshot(ctx.ref, ctx.generation));
+  if (!snap) return false;
+  let run: RunStart | undefined;
+  if (snap.runRequestIndex !== undefined) {
+    const entry = (await ctx.deps.bus.readInput(ctx.ref, ctx.generation, snap.runRequestIndex))[0];
+    const decoded = entry && decodeClientMessage(entry.payload);
+    if (decoded?.ok && decoded.message.message.case === "runRequest") run = readRunStart(decoded.message.message.value, ctx.ref.requestId);
+  }
+  ctx.state = restoreRunState(ctx.ref.requestId, ctx.generation, ctx.policy, snap.state, run);
+  ctx.inputIndex = snap.inputIndex;
+  ctx.processedInput = snap.inputIndex;
+  ctx.runRequestIndex = snap.runRequestIndex;
+  ctx.outputFrames = snap.outputFrames;
+  ctx.retries = snap.retries;
+  ctx.targetIndex = snap.targetIndex;
+  ctx.log.warn({ phase: snap.state.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
+  if (run && ctx.state.phase !== "awaiting_run" && ctx.state.phase !== "ended") {
+    // The provider stream of the previous owner is gone: re-run the pass from stored history.
+    const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
+    if (res.ok) ctx.targets = res.targets;
+    ctx.registerSecrets(run);
+    ctx.push({
+      type: "resume",
+      notice: "\n\n[the gateway moved this run to another worker; continuing from the last saved point …]\n\n",
+      heldEnd: snap.state.heldEnd,
+    });
+  }
+  // A takeover during an import starts the import over.
+  if (run && ctx.state.phase === "importing") await execute(ctx, { type: "check_history", conversationId: run.conversationId });
+  const cut = snap.state.current;
+  if (run && cut && snap.state.phase === "model_call") {
+    // The cut attempt's ledger row comes from the worker that takes over.
+    const target = ctx.targets[ctx.targetIndex];
+    if (target) {
+      const info = attemptInfo(ctx, run, target, cut.modelCallId, snap.state.attempt, 0);
+      const chars = cut.text.length + cut.thinkingText.length;
+      await ctx.meter.settleAttempt(info, undefined, {
+        outcome: "interrupted",
+        usage: estimatedUsage(0, chars),
+        ttftMs: undefined,
+        durationMs: 0,
+      });
+    }
+  }
+  return true;
+}
+
+/**
+ * When the loop saves a snapshot: after every batch that changed more than streamed text;
+ * while a pass only streams deltas, at most every `snapshotIntervalMs` (a takeover re-runs the
+ * pass anyway, and the partial text it loses is only the interrupted tail). The first output
+ * of an attempt is always saved: a takeover must know the client saw output (to send the notice).
+ */
+export class SnapshotSchedule {
+  private savedAt = 0;
+  private savedOutputStarted = false;
+
+  constructor(private readonly ctx: RunContext) {}
+
+  due(streamingOnly: boolean): boolean {
+    const outputStarted = this.ctx.state.current?.outputStarted ?? false;
+    const due =
+      !streamingOnly ||
+      outputStarted !== this.savedOutputStarted ||
+      Date.now() - this.savedAt >= this.ctx.deps.timers.snapshotIntervalMs;
+    if (due) {
+      this.savedAt = Date.now();
+      this.savedOutputStarted = outputStarted;
+    }
+    return due;
+  }
+}
+
+/** Saves what the next owner needs, fenced by epoch; a refused save means ownership is lost. */
+export async function saveSnapshot(ctx: RunContext): Promise<void> {
+  const snap: RunSnapshot = {
+    v: 2,
+    inputIndex: ctx.processedInput,
+    runRequestIndex: ctx.runRequestIndex,
+    outputFrames: ctx.outputFrames,
+    retries: ctx.retries,
+    targetIndex: ctx.targetIndex,
+    state: snapshotRunState(ctx.state),
+  };
+  if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, encodeSnapshot(snap)))) {
+    ctx.loseOwnership({ reason: "fenced", on: "snapshot" });
+  }
+}

@@ -1,0 +1,49 @@
+import type { RunContext } from "./context.js";
+
+/** How long a conversation remembers its current run (longer than any run). */
+const CONVERSATION_RUN_TTL_MS = 6 * 60 * 60 * 1000;
+
+/**
+ * Marks this run as its conversation's current one once it started; on later checks, notices
+ * that a newer run of the conversation superseded it.
+ */
+export async function checkSuperseded(ctx: RunContext): Promise<void> {
+  const run = ctx.state.run;
+  if (!run || ctx.state.phase === "awaiting_run" || ctx.state.phase === "finishing") return;
+  if (!ctx.conversationMarked) {
+    ctx.conversationMarked = true;
+    await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, run.conversationId, ctx.runKey, CONVERSATION_RUN_TTL_MS);
+    return;
+  }
+  const current = await ctx.deps.bus.conversationRun(ctx.ref.tenantId, run.conversationId);
+  if (current && current !== ctx.runKey) ctx.push({ type: "superseded" });
+}
+
+/**
+ * The periodic watchdog (every `presenceCheckMs`): an expired shared prewarm, a superseding
+ * run, and the reconnect grace after the last reader left each become an event.
+ */
+export async function checkPresence(ctx: RunContext): Promise<void> {
+  if (ctx.state.phase === "ended") return;
+  try {
+    // A prewarm taken by another request of its conversation (or expired) ends with {}.
+    const prewarm = ctx.state.prewarm;
+    if (prewarm?.conversationId && ctx.state.phase === "awaiting_run" && !(await ctx.deps.bus.hasPrewarm(ctx.ref.tenantId, prewarm.conversationId))) {
+      ctx.push({ type: "prewarm_expired" });
+    }
+    await checkSuperseded(ctx);
+    const p = await ctx.deps.bus.readerPresence(ctx.ref);
+    if (p.readers > 0) return;
+    const since = p.lastLeftAt ?? ctx.startedAt;
+    if (Date.now() - since > ctx.deps.timers.reconnectGraceMs) ctx.push({ type: "reader_gone" });
+  } catch (err) {
+    ctx.log.warn({ err }, "reader presence check failed");
+  }
+}
+
+/** Starts the watchdog; returns its stop. */
+export function startWatchdogs(ctx: RunContext): () => void {
+  const presence = setInterval(() => void checkPresence(ctx), ctx.deps.timers.presenceCheckMs);
+  presence.unref();
+  return () => clearInterval(presence);
+}
