@@ -12,10 +12,14 @@ export {
   type MetricsOptions,
   type MetricsResponse,
   type AppendOutcome,
-  type RunOutcome,
+  type FencedWrite,
+  type OverheadStage,
+  type QueueState,
+  type RefusalReason,
   type TokenKind,
 } from "./metrics/metrics.js";
-export { SPAN, ATTR, type SpanName } from "./tracing/span-names.js";
+export { boundedLabel, OTHER_LABEL } from "./metrics/bounded-label.js";
+export { SPAN, ATTR, GENAI, GENAI_OPERATION, genAiSpanName, type SpanName, type GenAiOperation } from "./tracing/span-names.js";
 export { injectTraceContext, extractTraceContext, type TraceCarrier } from "./tracing/propagation.js";
 export { createScrubbingSpanProcessor } from "./tracing/scrub-processor.js";
 export { createMemoryTracing, type MemoryTracing } from "./tracing/memory.js";

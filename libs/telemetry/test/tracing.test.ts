@@ -1,6 +1,6 @@
 import { context, propagation, SpanStatusCode, trace } from "@opentelemetry/api";
 import { afterAll, describe, expect, it } from "vitest";
-import { createMemoryTracing, createSecretSet, extractTraceContext, injectTraceContext, SPAN } from "../src/index.js";
+import { createMemoryTracing, createSecretSet, extractTraceContext, GENAI_OPERATION, genAiSpanName, injectTraceContext, SPAN } from "../src/index.js";
 
 const KEY = "sk-ant-api03-tracingSecretValue0123456789";
 const PLAIN = "plain-registered-secret-value";
@@ -40,7 +40,7 @@ describe("memory tracing and trace-context carriers", () => {
 
   it("scrubs secrets from span names, attributes, status and exception events", () => {
     const release = secrets.register(PLAIN);
-    const span = trace.getTracer("test").startSpan(`${SPAN.modelCall} ${PLAIN}`);
+    const span = trace.getTracer("test").startSpan(genAiSpanName(GENAI_OPERATION.chat, PLAIN));
     span.setAttribute("byok.api_key", "anything");
     span.setAttribute("http.request.header.authorization", ["Bearer abcdefghijkl"]);
     span.setAttribute("note", `key ${KEY} and ${PLAIN}`);
@@ -48,7 +48,7 @@ describe("memory tracing and trace-context carriers", () => {
     span.setStatus({ code: SpanStatusCode.ERROR, message: `failed with ${PLAIN}` });
     span.end();
     release();
-    const done = tracing.exporter.getFinishedSpans().find((s) => s.name.startsWith(SPAN.modelCall))!;
+    const done = tracing.exporter.getFinishedSpans().find((s) => s.name.startsWith(GENAI_OPERATION.chat))!;
     const dump = JSON.stringify({ name: done.name, attributes: done.attributes, events: done.events, status: done.status });
     expect(dump).not.toContain(KEY);
     expect(dump).not.toContain(PLAIN);

@@ -1,7 +1,7 @@
-import { trace, SpanStatusCode } from "@opentelemetry/api";
+import { trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ProviderError, decideRetry, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
 import { runErrorFromProvider, type RunStart } from "@byok/protocol";
-import { ATTR, SPAN } from "@byok/telemetry";
+import { ATTR, GENAI_OPERATION, genAiSpanName } from "@byok/telemetry";
 import { passRequest } from "../pass-request.js";
 import { estimateTokens, type AttemptInfo, type AttemptOutcome } from "../metering.js";
 import type { RunContext } from "./context.js";
@@ -88,8 +88,9 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   let firstEventAt: number | undefined;
   let usage: Usage | undefined;
   let outcome: AttemptOutcome = "cancelled";
-  const span = tracer.startSpan(SPAN.modelCall, {
-    attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, "byok.attempt": req.attempt },
+  const span = tracer.startSpan(genAiSpanName(GENAI_OPERATION.chat, target.model), {
+    kind: SpanKind.CLIENT,
+    attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, [ATTR.attempt]: req.attempt },
   });
   try {
     for await (const ev of adapter.stream({ ...req, target, signal: controller.signal })) {

@@ -1,73 +1,185 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { boundedLabel } from "./bounded-label.js";
 
-/** Outcome label of a BidiAppend: accepted, duplicate, or the Connect error code it was answered with. */
-export type AppendOutcome = "accepted" | "duplicate" | "buffered" | "error";
-/** End code label of a RunSSE stream: `ok` for `{}`, otherwise the Connect code, or `client_gone`. */
-export type RunOutcome = "ok" | "canceled" | "error";
-/** Token kinds metered per provider. */
+/** Outcome label of a BidiAppend: the bus outcome, or `unavailable` when the bus could not record it. */
+export type AppendOutcome = "accepted" | "duplicate" | "buffered" | "beyond_window" | "input_full" | "unavailable";
+/** Token kinds metered per provider, normalized as in the ledger (input excludes cache reads and writes). */
 export type TokenKind = "input" | "output" | "cache_read" | "cache_write" | "reasoning";
+/** Bus writes the fencing epoch can refuse. */
+export type FencedWrite = "append_output" | "end_output" | "snapshot";
+/** Why a run or an attempt was refused before reaching a provider. */
+export type RefusalReason = "budget_exhausted" | "rate_limited";
+/** Where gateway overhead is measured (docs/observability.md). */
+export type OverheadStage = "provider_to_bus" | "bus_to_client";
+/** Queue job states reported by the queue depth gauge. */
+export type QueueState = "waiting" | "active" | "delayed" | "prioritized";
+
+/** GenAI semantic-convention labels, in Prometheus form. */
+type GenAiLabels = "gen_ai_operation_name" | "gen_ai_provider_name" | "gen_ai_request_model" | "gen_ai_response_model" | "tenant";
 
 /**
- * The gateway's metric catalogue on a registry of its own (never prom-client's global default
- * registry, so two instances in one process or one test file never collide).
+ * The gateway's metric catalogue (docs/observability.md lists every name with where it moves),
+ * on a registry of its own (never prom-client's global default registry, so two instances in
+ * one process or one test file never collide).
  *
- * Label values are fixed, low-cardinality vocabularies (outcome, provider kind, Connect code,
- * bus operation): never a key, a request id, a tenant-chosen string or any request text.
+ * Labels are bounded: fixed vocabularies (outcome, provider kind, Connect code, stage), model
+ * names capped at `maxModelLabels` distinct values (then `other`), and a `tenant` label only
+ * when `tenantLabel` is on (capped the same way). Never a key, a request id or request text.
  */
 export interface GatewayMetrics {
   readonly registry: Registry;
+  // ---- edge (ingress / embedded gateway) ----
   /** BidiAppend calls by outcome. */
   readonly bidiAppends: Counter<"outcome">;
   /** Open RunSSE connections. */
   readonly runSseOpen: Gauge;
-  /** Finished RunSSE streams by end-stream code (`ok` or a Connect code name). */
+  /** Finished RunSSE streams by end-stream code (`ok`, a Connect code name, or `client_gone`). */
   readonly runSseStreams: Counter<"end_code">;
   /** AgentServerMessage frames written to RunSSE readers (heartbeats included). */
   readonly framesDelivered: Counter;
-  readonly runsStarted: Counter<"outcome">;
-  readonly runsEnded: Counter<"outcome">;
-  /** Provider calls by provider kind (`openai`, `anthropic`, `azure`, `bedrock` ...) and outcome. */
-  readonly providerAttempts: Counter<"provider" | "outcome">;
-  /** Seconds from the provider request to its first streamed token. */
-  readonly providerTtft: Histogram<"provider">;
-  readonly tokens: Counter<"provider" | "kind">;
-  /** Bus operations by operation name (`append_input`, `append_output`, `read` ...). */
-  readonly busOps: Counter<"op">;
+  /** Control-plane (aiserver.v1 and /v1/models) calls by procedure and Connect code. */
+  readonly controlPlaneCalls: Counter<"procedure" | "code">;
+  // ---- runs (worker / embedded gateway) ----
+  /** Generations started by this process (takeovers not included). */
+  readonly runsStarted: Counter<"tenant">;
+  /** Generations ended by this process, by end code (`ok` or the Connect code). */
+  readonly runsEnded: Counter<"code" | "tenant">;
+  /** Generations executing in this process now. */
+  readonly runsActive: Gauge;
+  /** Generations this process took over from a previous owner's snapshot. */
+  readonly takeovers: Counter;
+  /** Bus writes refused by the fencing epoch (another worker owns the run). */
+  readonly fencedWrites: Counter<"op">;
+  /** Runs and attempts refused by budgets or rate limits. */
+  readonly refusals: Counter<"reason" | "tenant">;
+  /** Provider attempts retried or failed over, by the error kind that caused it. */
+  readonly providerRetries: Counter<"provider" | "reason" | "action">;
+  /** Provider tokens by provider kind and normalized kind (the ledger's view; cost dashboards). */
+  readonly tokens: Counter<"provider" | "kind" | "tenant">;
+  // ---- run queue (distributed) ----
+  /** Run jobs in the queue by state, read from BullMQ on every scrape. */
+  readonly queueDepth: Gauge<"state">;
+  /** Seconds a run job waited in the queue before a worker started it. */
+  readonly queueWait: Histogram;
+  // ---- GenAI semantic conventions (Prometheus form) ----
+  /** `gen_ai.client.token.usage`: tokens per provider call, `gen_ai_token_type` input|output. */
+  readonly genAiTokenUsage: Histogram<GenAiLabels | "gen_ai_token_type">;
+  /** `gen_ai.client.operation.duration`, with `error_type` on failures. */
+  readonly genAiOperationDuration: Histogram<GenAiLabels | "error_type">;
+  /** `gen_ai.client.operation.time_to_first_chunk`. */
+  readonly genAiTimeToFirstChunk: Histogram<GenAiLabels>;
+  /** `gen_ai.client.operation.time_per_output_chunk`: between consecutive chunks after the first. */
+  readonly genAiTimePerOutputChunk: Histogram<GenAiLabels>;
+  // ---- gateway overhead ----
+  /**
+   * Seconds the gateway adds: `provider_to_bus` from a provider attempt's first chunk to its
+   * first frame appended to the bus; `bus_to_client` from a frame's append to its bytes being
+   * written to a live RunSSE reader.
+   */
+  readonly overhead: Histogram<"stage">;
+  /** Bounds a model name for a label (first `maxModelLabels` distinct values, then `other`). */
+  modelLabel(model: string | undefined): string;
+  /** `{ tenant }` when the tenant label is on (bounded), else `{}`. */
+  tenantLabels(tenantId: string): { tenant?: string };
   /** Prometheus text exposition of every metric of this registry. */
   metrics(): Promise<string>;
   readonly contentType: string;
 }
 
 export interface MetricsOptions {
-  /** Prefix of every metric name (default `byok_`). */
-  prefix?: string;
-  /** Collect Node process metrics (CPU, memory, event loop lag, GC) too (default true). */
+  /** Collect Node process metrics (CPU, memory, event loop lag, GC) as `byok_process_*` etc. (default true). */
   processMetrics?: boolean;
+  /** Add a `tenant` label to per-tenant metrics (default false: tenants are unbounded in principle). */
+  tenantLabel?: boolean;
+  /** Distinct model (and tenant) label values kept before new ones become `other` (default 50). */
+  maxModelLabels?: number;
 }
 
+const GENAI_LABELS: GenAiLabels[] = ["gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "tenant"];
+// Bucket boundaries recommended by the GenAI metric conventions.
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const CHUNK_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5];
+const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
 export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
-  const p = options.prefix ?? "byok_";
+  const p = "byok_";
   const registry = new Registry();
   const registers = [registry];
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: p });
+  const max = options.maxModelLabels ?? 50;
+  const model = boundedLabel(max);
+  const tenant = boundedLabel(max);
+  const tenantOn = options.tenantLabel ?? false;
   return {
     registry,
     bidiAppends: new Counter({ name: `${p}bidi_appends_total`, help: "BidiAppend calls by outcome", labelNames: ["outcome"], registers }),
     runSseOpen: new Gauge({ name: `${p}run_sse_open`, help: "Open RunSSE connections", registers }),
     runSseStreams: new Counter({ name: `${p}run_sse_streams_total`, help: "Finished RunSSE streams by end-stream code", labelNames: ["end_code"], registers }),
     framesDelivered: new Counter({ name: `${p}frames_delivered_total`, help: "AgentServerMessage frames written to RunSSE readers", registers }),
-    runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Runs started by outcome", labelNames: ["outcome"], registers }),
-    runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Runs ended by outcome", labelNames: ["outcome"], registers }),
-    providerAttempts: new Counter({ name: `${p}provider_attempts_total`, help: "Provider calls by provider and outcome", labelNames: ["provider", "outcome"], registers }),
-    providerTtft: new Histogram({
-      name: `${p}provider_ttft_seconds`,
-      help: "Seconds from provider request to first streamed token",
-      labelNames: ["provider"],
-      buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64],
+    controlPlaneCalls: new Counter({
+      name: `${p}control_plane_calls_total`,
+      help: "Control-plane calls by procedure and Connect code",
+      labelNames: ["procedure", "code"],
       registers,
     }),
-    tokens: new Counter({ name: `${p}tokens_total`, help: "Provider tokens by provider and kind", labelNames: ["provider", "kind"], registers }),
-    busOps: new Counter({ name: `${p}bus_ops_total`, help: "Bus operations by operation", labelNames: ["op"], registers }),
+    runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Generations started (takeovers excluded)", labelNames: ["tenant"], registers }),
+    runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Generations ended by end code", labelNames: ["code", "tenant"], registers }),
+    runsActive: new Gauge({ name: `${p}runs_active`, help: "Generations executing in this process", registers }),
+    takeovers: new Counter({ name: `${p}takeovers_total`, help: "Generations taken over from a previous owner's snapshot", registers }),
+    fencedWrites: new Counter({ name: `${p}fenced_writes_total`, help: "Bus writes refused by the fencing epoch", labelNames: ["op"], registers }),
+    refusals: new Counter({ name: `${p}refusals_total`, help: "Runs and attempts refused by budgets or rate limits", labelNames: ["reason", "tenant"], registers }),
+    providerRetries: new Counter({
+      name: `${p}provider_retries_total`,
+      help: "Provider attempts retried or failed over, by error kind",
+      labelNames: ["provider", "reason", "action"],
+      registers,
+    }),
+    tokens: new Counter({ name: `${p}tokens_total`, help: "Provider tokens by provider and normalized kind", labelNames: ["provider", "kind", "tenant"], registers }),
+    queueDepth: new Gauge({ name: `${p}queue_depth`, help: "Run jobs in the queue by state", labelNames: ["state"], registers }),
+    queueWait: new Histogram({
+      name: `${p}queue_wait_seconds`,
+      help: "Seconds a run job waited in the queue before a worker started it",
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    genAiTokenUsage: new Histogram({
+      name: "gen_ai_client_token_usage",
+      help: "Number of input and output tokens used per GenAI operation",
+      labelNames: [...GENAI_LABELS, "gen_ai_token_type"],
+      buckets: TOKEN_BUCKETS,
+      registers,
+    }),
+    genAiOperationDuration: new Histogram({
+      name: "gen_ai_client_operation_duration_seconds",
+      help: "GenAI operation duration",
+      labelNames: [...GENAI_LABELS, "error_type"],
+      buckets: DURATION_BUCKETS,
+      registers,
+    }),
+    genAiTimeToFirstChunk: new Histogram({
+      name: "gen_ai_client_operation_time_to_first_chunk_seconds",
+      help: "Time from issuing a streaming GenAI request to receiving its first chunk",
+      labelNames: GENAI_LABELS,
+      buckets: DURATION_BUCKETS,
+      registers,
+    }),
+    genAiTimePerOutputChunk: new Histogram({
+      name: "gen_ai_client_operation_time_per_output_chunk_seconds",
+      help: "Time between consecutive output chunks of a streaming GenAI response, after the first",
+      labelNames: GENAI_LABELS,
+      buckets: CHUNK_BUCKETS,
+      registers,
+    }),
+    overhead: new Histogram({
+      name: `${p}gateway_overhead_seconds`,
+      help: "Seconds the gateway adds between the provider and the client, by stage",
+      labelNames: ["stage"],
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    }),
+    modelLabel: (m) => model(m ?? ""),
+    tenantLabels: (id) => (tenantOn ? { tenant: tenant(id) } : {}),
     metrics: () => registry.metrics(),
     contentType: registry.contentType,
   };
