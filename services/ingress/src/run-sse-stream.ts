@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { gunzipSync, gzipSync } from "node:zlib";
-import { fromBinary } from "@bufbuild/protobuf";
+import { gzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { endStreamToJson } from "@connectrpc/connect/protocol-connect";
-import { BidiRequestIdSchema, encodeEnvelope, ENVELOPE_FLAG_COMPRESSED, ENVELOPE_FLAG_END_STREAM } from "@byok/wire";
+import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED, ENVELOPE_FLAG_END_STREAM } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
@@ -19,14 +18,11 @@ const COMPRESS_MIN_BYTES = 1024;
 export async function serveRunSse(
   req: IncomingMessage,
   res: ServerResponse,
-  body: Buffer,
+  requestId: string,
+  headers: Headers,
   frames: (requestId: string, headers: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array>,
   logger: Logger,
 ): Promise<void> {
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
-  }
   const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
   const abort = new AbortController();
   res.on("close", () => abort.abort());
@@ -53,7 +49,6 @@ export async function serveRunSse(
   };
   let error: ConnectError | undefined;
   try {
-    const requestId = requestIdOf(body, headers);
     for await (const frame of frames(requestId, headers, abort.signal)) {
       if (abort.signal.aborted) break;
       await write(
@@ -71,24 +66,11 @@ export async function serveRunSse(
   res.end(encodeEnvelope(ENVELOPE_FLAG_END_STREAM, end));
 }
 
-/** The request id of a validated RunSSE body (one envelope; gzip-compressed if the client said so). */
-function requestIdOf(body: Buffer, headers: Headers): string {
-  const compressed = (body[0]! & ENVELOPE_FLAG_COMPRESSED) !== 0;
-  let payload: Uint8Array = body.subarray(5);
-  if (compressed) {
-    if (headers.get("connect-content-encoding") !== "gzip") {
-      throw new ConnectError("a compressed RunSSE body needs connect-content-encoding: gzip", Code.InvalidArgument);
-    }
-    payload = gunzip(payload);
+/** The request headers as a fetch Headers. */
+export function headersOf(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
   }
-  return fromBinary(BidiRequestIdSchema, payload).requestId;
-}
-
-function gunzip(b: Uint8Array): Uint8Array {
-  try {
-    // Bounded: a BidiRequestId is tiny.
-    return new Uint8Array(gunzipSync(b, { maxOutputLength: 64 * 1024 }));
-  } catch {
-    throw new ConnectError("the RunSSE body could not be decompressed", Code.InvalidArgument);
-  }
+  return headers;
 }

@@ -1,13 +1,14 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { Bus, RunDispatcher } from "@byok/bus";
 import { metricsHandler, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { createBidiAppendHandler } from "./bidi-append.js";
+import { createConnectEdge, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
-import { checkRunSseBody, readSmallBody, writeStreamError } from "./run-sse-body.js";
-import { serveRunSse } from "./run-sse-stream.js";
+import { MAX_RUN_SSE_BODY, readSmallBody, runSseRequestId, writeStreamError } from "./run-sse-body.js";
+import { headersOf, serveRunSse } from "./run-sse-stream.js";
+import { invalidArgument, resourceExhausted } from "./errors.js";
+import { writeUnaryError } from "./connect-edge.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
@@ -24,14 +25,14 @@ export interface IngressDeps {
   ready(): Promise<void>;
 }
 
-export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;
+export type { NodeHandler };
 
 /**
  * The Connect edge: BidiAppend (unary, proto + JSON, gzip bodies) and RunSSE (server stream),
  * plus /healthz, /readyz and /metrics. Works over HTTP/1.1 and HTTP/2 alike.
  */
 export function createIngressHandler(deps: IngressDeps): NodeHandler {
-  const connect = connectNodeAdapter({
+  const connect = createConnectEdge({
     // Hex doubles the payload; leave room for the envelope and the other fields.
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
     routes(router) {
@@ -60,20 +61,37 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
       metrics().then((m) => res.writeHead(m.status, { "content-type": m.contentType }).end(m.body));
       return;
     }
-    if (path !== RUN_SSE_PATH || req.method !== "POST") {
-      connect(req, res);
+    if (path !== RUN_SSE_PATH) {
+      const procedure = connect.route(path ?? "");
+      if (procedure) procedure(req, res);
+      else writeUnknownProcedure(res, path ?? "");
       return;
     }
     // RunSSE is served here rather than by connect-node: stored frames are forwarded as they
     // are (no decode and re-encode per frame), in Connect's streaming format.
-    const eventStream = req.headers["x-cursor-streaming"] === "true";
+    if (req.method !== "POST") {
+      writeUnaryError(res, 405, invalidArgument(`agent.v1.AgentService/RunSSE takes POST, not ${req.method}.`));
+      return;
+    }
+    const headers = headersOf(req);
+    const contentType = headers.get("content-type") ?? "";
+    if (!/^application\/connect\+proto\s*(;|$)/i.test(contentType)) {
+      req.resume();
+      writeUnaryError(res, 415, invalidArgument(
+        `agent.v1.AgentService/RunSSE takes content-type application/connect+proto (a Connect server stream); got ${contentType ? `'${contentType.slice(0, 80)}'` : "none"}.`,
+      ));
+      return;
+    }
+    const streamType = headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto";
     void readSmallBody(req).then(
       (body) => {
-        const contentType = eventStream ? "text/event-stream" : "application/connect+proto";
-        if (!body) return writeStreamError(res, contentType, "a RunSSE body must be one small envelope holding an agent.v1.BidiRequestId; this one is over 64 KiB");
-        const check = checkRunSseBody(body);
-        if (!check.ok) return writeStreamError(res, contentType, check.reason);
-        return serveRunSse(req, res, body, runSseFrames, deps.logger);
+        if (!body) {
+          req.resume();
+          return writeStreamError(res, streamType, resourceExhausted(`a RunSSE body is one small envelope holding an agent.v1.BidiRequestId; this one is over ${MAX_RUN_SSE_BODY} bytes, the limit`));
+        }
+        const id = runSseRequestId(body, headers);
+        if (!id.ok) return writeStreamError(res, streamType, id.error);
+        return serveRunSse(req, res, id.requestId, headers, runSseFrames, deps.logger);
       },
       (err: unknown) => {
         deps.logger.debug({ err }, "RunSSE body could not be read");

@@ -1,0 +1,183 @@
+// Whatever a client sends to a Connect route ends as a 4xx Connect error with aiserver.v1.ErrorDetails
+// and a message in the protocol's words: never HTTP 5xx, never a decoder's wording or a stack trace.
+import { request } from "node:http";
+import { gzipSync } from "node:zlib";
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
+import { startHarness, type Harness } from "./harness.js";
+
+const BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend";
+const RUN_SSE = "/agent.v1.AgentService/RunSSE";
+
+interface Raw {
+  status: number;
+  body: Buffer;
+}
+
+function post(url: string, path: string, body: Uint8Array, headers: Record<string, string>, method = "POST"): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}${path}`, { method, headers: { "connect-protocol-version": "1", ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+/** A unary Connect error body, parsed with its ErrorDetails. */
+function unaryError(r: Raw): EndStream & { ok: false } {
+  const end = parseEndStream(Buffer.from(`{"error":${r.body.toString("utf8")}}`));
+  if (end.ok) throw new Error(`expected an error body, got ${r.body.toString("utf8")}`);
+  return end;
+}
+
+/** The end-stream of a Connect server stream that ends at once. */
+function streamEnd(r: Raw): EndStream {
+  expect(r.status).toBe(200);
+  expect(r.body[0]).toBe(0x02);
+  return parseEndStream(r.body.subarray(5));
+}
+
+const LIBRARY_WORDING = /illegal tag|premature EOF|wire type|invalid UTF-8|cannot decode|Unexpected token|\n\s+at /;
+
+/** A client-fault refusal as the issue demands: 4xx, a Connect code, ErrorDetails, words a person can act on. */
+function expectClientFault(e: EndStream & { ok: false }, codes: string[]) {
+  expect(codes).toContain(e.code);
+  expect(e.errorDetails).toHaveLength(1);
+  expect(e.errorDetails[0]!.details?.detail).toBe(e.message);
+  expect(e.message).not.toMatch(LIBRARY_WORDING);
+}
+
+describe("malformed input on every Connect route", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h.close());
+
+  it("answers random BidiAppend bodies (proto, JSON, gzip) with 4xx invalid_argument, never 5xx", async () => {
+    let refused = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 256 }).map((b) => ({ body: b, type: "application/proto", gzip: false })),
+          fc.string({ maxLength: 200 }).map((s) => ({ body: Buffer.from(s), type: "application/json", gzip: false })),
+          fc.json().map((s) => ({ body: Buffer.from(s), type: "application/json", gzip: false })),
+          fc.uint8Array({ maxLength: 256 }).map((b) => ({ body: gzipSync(b), type: "application/proto", gzip: true })),
+          fc.uint8Array({ maxLength: 64 }).map((b) => ({ body: b, type: "application/proto", gzip: true })),
+        ),
+        async ({ body, type, gzip }) => {
+          const r = await post(h.gw.url, BIDI_APPEND, body, { "content-type": type, ...(gzip ? { "content-encoding": "gzip" } : {}) });
+          expect(r.status).toBeLessThan(500);
+          if (r.status === 200) return;
+          expect(r.status).toBeGreaterThanOrEqual(400);
+          refused++;
+          expectClientFault(unaryError(r), ["invalid_argument", "resource_exhausted"]);
+        },
+      ),
+      { numRuns: 400 },
+    );
+    expect(refused).toBeGreaterThan(300);
+  });
+
+  it("names the content types BidiAppend takes when another one is sent", async () => {
+    for (const type of ["text/plain", "application/connect+proto", ""]) {
+      const r = await post(h.gw.url, BIDI_APPEND, Buffer.from("x"), type ? { "content-type": type } : {});
+      expect(r.status).toBe(415);
+      const e = unaryError(r);
+      expectClientFault(e, ["invalid_argument"]);
+      expect(e.message).toMatch(/application\/proto or application\/json/);
+    }
+  });
+
+  it("refuses an unknown content-encoding, bad gzip and a gzip bomb", async () => {
+    const zstd = await post(h.gw.url, BIDI_APPEND, Buffer.from("x"), { "content-type": "application/proto", "content-encoding": "zstd" });
+    expect(zstd.status).toBe(400);
+    expect(unaryError(zstd).message).toMatch(/content-encoding 'zstd' is not supported/);
+
+    const bad = await post(h.gw.url, BIDI_APPEND, Buffer.from("not gzip"), { "content-type": "application/proto", "content-encoding": "gzip" });
+    expect(bad.status).toBe(400);
+    expectClientFault(unaryError(bad), ["invalid_argument"]);
+
+    // 64 MiB of zeros compress to ~64 KiB: refused while decompressing, never inflated in full.
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024));
+    const r = await post(h.gw.url, BIDI_APPEND, bomb, { "content-type": "application/proto", "content-encoding": "gzip" });
+    expect(r.status).toBe(429);
+    const e = unaryError(r);
+    expectClientFault(e, ["resource_exhausted"]);
+    expect(e.message).toMatch(/decompresses to more than \d+ bytes/);
+  });
+
+  it("refuses a declared body over the limit before reading it", async () => {
+    const r = await new Promise<Raw>((resolve, reject) => {
+      const req = request(`${h.gw.url}${BIDI_APPEND}`, {
+        method: "POST",
+        headers: { "content-type": "application/proto", "content-length": String(1 << 30) },
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      });
+      req.on("error", reject);
+      // connect-node drains up to 256 KiB of an unread body before answering (HTTP/1 cannot stop one request).
+      req.write(Buffer.alloc(512 * 1024));
+    });
+    expect(r.status).toBe(429);
+    expectClientFault(unaryError(r), ["resource_exhausted"]);
+  });
+
+  it("answers a wrong HTTP method and an unknown procedure with Connect errors", async () => {
+    const get = await post(h.gw.url, BIDI_APPEND, new Uint8Array(), {}, "PUT");
+    expect(get.status).toBe(405);
+    expectClientFault(unaryError(get), ["invalid_argument"]);
+    const unknown = await post(h.gw.url, "/aiserver.v1.BidiService/NoSuchThing", new Uint8Array(), { "content-type": "application/proto" });
+    expect(unknown.status).toBe(404);
+    expectClientFault(unaryError(unknown), ["not_found"]);
+  });
+
+  it("answers random RunSSE bodies with an end-stream invalid_argument carrying ErrorDetails", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 128 }),
+          fc.record({ flags: fc.integer({ min: 0, max: 255 }), payload: fc.uint8Array({ maxLength: 64 }) }).map(({ flags, payload }) => encodeEnvelope(flags, payload)),
+          fc.uint8Array({ maxLength: 64 }).map((p) => encodeEnvelope(0, p).subarray(0, Math.max(0, p.length))),
+        ),
+        async (body) => {
+          const r = await post(h.gw.url, RUN_SSE, body, { "content-type": "application/connect+proto", "x-cursor-streaming": "true" });
+          const end = streamEnd(r);
+          // A body that happens to be a valid BidiRequestId names a request that never appears.
+          if (!end.ok && end.code === "not_found") return;
+          expect(end.ok).toBe(false);
+          if (!end.ok) expectClientFault(end, ["invalid_argument", "resource_exhausted"]);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("refuses a RunSSE with a wrong content type, an oversized body and a compressed body without its encoding", async () => {
+    const json = await post(h.gw.url, RUN_SSE, Buffer.from("{}"), { "content-type": "application/json" });
+    expect(json.status).toBe(415);
+    expect(unaryError(json).message).toMatch(/application\/connect\+proto/);
+
+    const big = streamEnd(await post(h.gw.url, RUN_SSE, encodeEnvelope(0, new Uint8Array(70_000)), { "content-type": "application/connect+proto" }));
+    expect(big.ok).toBe(false);
+    if (!big.ok) expectClientFault(big, ["resource_exhausted"]);
+
+    const gz = streamEnd(await post(h.gw.url, RUN_SSE, encodeEnvelope(1, gzipSync(Buffer.from([0x0a, 0x01, 0x61]))), { "content-type": "application/connect+proto" }));
+    expect(gz.ok).toBe(false);
+    if (!gz.ok) expect(gz.message).toMatch(/connect-content-encoding: gzip/);
+
+    const bomb = encodeEnvelope(1, gzipSync(Buffer.alloc(8 * 1024 * 1024)));
+    const b = streamEnd(await post(h.gw.url, RUN_SSE, bomb, {
+      "content-type": "application/connect+proto",
+      "connect-content-encoding": "gzip",
+    }));
+    expect(b.ok).toBe(false);
+    if (!b.ok) expectClientFault(b, ["resource_exhausted"]);
+  });
+});
