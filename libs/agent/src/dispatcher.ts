@@ -1,12 +1,15 @@
-import type { RequestRef, RunDispatcher } from "@byok/bus";
+import type { Bus, RequestRef, RunDispatcher } from "@byok/bus";
 import type { Logger } from "@byok/telemetry";
+import { endFailedGeneration } from "./failed-run.js";
 import type { RunEngine } from "./ports.js";
 
 /**
  * Embedded mode's dispatcher: runs each generation in this process, once. Dispatching the
  * same (request, generation) again is a no-op, like a BullMQ job with a deterministic id.
+ * There is no other owner to take a crashed run over, so an engine that throws ends its
+ * generation `internal` (with ErrorDetails) here.
  */
-export function createInProcessDispatcher(engine: RunEngine, logger: Logger): RunDispatcher & { idle(): Promise<void>; close(): Promise<void> } {
+export function createInProcessDispatcher(engine: RunEngine, bus: Bus, logger: Logger): RunDispatcher & { idle(): Promise<void>; close(): Promise<void> } {
   const started = new Set<string>();
   const running = new Set<Promise<void>>();
   const controller = new AbortController();
@@ -17,7 +20,10 @@ export function createInProcessDispatcher(engine: RunEngine, logger: Logger): Ru
       started.add(key);
       const p = engine
         .runGeneration(ref, generation, controller.signal)
-        .catch((err: unknown) => logger.error({ err, requestId: ref.requestId, generation }, "run crashed"))
+        .catch(async (err: unknown) => {
+          logger.error({ err, requestId: ref.requestId, generation }, "run crashed");
+          await endFailedGeneration(bus, ref, generation).catch((e: unknown) => logger.error({ err: e, requestId: ref.requestId }, "could not end a crashed run"));
+        })
         .finally(() => {
           running.delete(p);
           // Keep the key a while so late duplicate dispatches stay no-ops, then forget it.

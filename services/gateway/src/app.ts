@@ -75,7 +75,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
 
-  const dispatcher = createInProcessDispatcher(engine, logger);
+  const dispatcher = createInProcessDispatcher(engine, bus, logger);
   const handler = createIngressHandler({
     bus,
     dispatcher,

@@ -1,5 +1,5 @@
 import { WaitingError, Worker, type Job } from "bullmq";
-import type { RunEngine } from "@byok/agent";
+import { endFailedGeneration, type RunEngine } from "@byok/agent";
 import {
   assertQueueName, assertQueuePrefix, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
   type RunJobData, type RunQueueSettings,
@@ -49,9 +49,9 @@ export interface RunWorker {
  *
  * Outcomes of one job
  * - the generation ended (any status): the job completes;
- * - the engine threw (e.g. the bus was unavailable): the job fails and BullMQ retries it after
- *   the backoff, the retry being a takeover; after the last attempt the generation is ended
- *   `unavailable` so its readers do not wait forever;
+ * - the engine threw (the bus was unavailable, or a bug): the job fails and BullMQ retries it
+ *   after the backoff, the retry being a takeover exactly as after a dead worker; after the last
+ *   attempt the generation is ended `internal` with ErrorDetails so its readers do not wait forever;
  * - this worker is closing: the job is moved back to wait (WaitingError) and another worker
  *   takes it over;
  * - this worker died (kill -9): its lock expires, the stalled check of another worker re-queues
@@ -112,24 +112,15 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     if (!job) return;
     const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable limit/.test(err.message);
     log.warn({ jobId: job.id, attemptsMade: job.attemptsMade, final, err: err.message }, "run job failed");
-    if (final) void endUnavailable(job.data);
+    if (final) void endFailed(job.data);
   });
 
   /** A run job that will not be retried: end its generation so readers get a clear status. */
-  async function endUnavailable(data: RunJobData): Promise<void> {
+  async function endFailed(data: RunJobData): Promise<void> {
     const ref = { tenantId: data.tenantId, requestId: data.requestId };
-    try {
-      const info = await deps.bus.latestGeneration(ref);
-      if (!info || info.generation !== data.generation || info.ended) return;
-      const epoch = await deps.bus.claim(ref, data.generation);
-      await deps.bus.endOutput(ref, data.generation, epoch, {
-        ok: false,
-        code: "unavailable",
-        message: "The gateway could not complete this run after several attempts; please retry.",
-      });
-    } catch (err) {
-      log.warn({ err: (err as Error).message, requestId: data.requestId }, "could not end a failed run");
-    }
+    await endFailedGeneration(deps.bus, ref, data.generation).catch((err: unknown) =>
+      log.warn({ err: (err as Error).message, requestId: data.requestId }, "could not end a failed run"),
+    );
   }
 
   let closing: Promise<void> | undefined;

@@ -1,13 +1,19 @@
 // The run worker in process, against the shared Redis with a private key prefix and queue
-// prefix: a job whose processor keeps failing ends its generation `unavailable` after the last
-// attempt; closing the worker hands a running generation back to the queue (waiting), neither
+// prefix: a job whose processor keeps failing ends its generation `internal` (with ErrorDetails)
+// after the last attempt; a real engine that crashes once is retried as a takeover and finishes
+// the turn; closing the worker hands a running generation back to the queue (waiting), neither
 // completed nor failed.
 import { randomUUID } from "node:crypto";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createBullmqDispatcher, createRedisBus, runJobId, type Bus, type BullmqDispatcher } from "@byok/bus";
-import type { RunEngine } from "@byok/agent";
+import { createRunEngine, type RunEngine } from "@byok/agent";
+import { createProviderAdapter, retryPolicy } from "@byok/providers";
+import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
+import { runRequestMessage, startSimulator } from "@byok/testing";
+import { AgentClientMessageSchema, ErrorDetails_Error, ErrorDetailsSchema } from "@byok/wire";
 import { createRunWorker } from "../src/worker.js";
 import { deleteByPattern, REDIS_URL, waitFor } from "./process-harness.js";
 
@@ -52,7 +58,7 @@ describe("run worker (in process)", () => {
     return ref;
   }
 
-  it("ends the generation `unavailable` once the job failed its last attempt", async () => {
+  it("ends the generation `internal` with ErrorDetails once the job failed its last attempt", async () => {
     let calls = 0;
     const w = worker({
       runGeneration: async () => {
@@ -63,10 +69,54 @@ describe("run worker (in process)", () => {
     try {
       const ref = await startGeneration(`fail-${randomUUID()}`);
       const end = await waitFor(async () => (await bus.readOutput(ref, 1, 0, 10)).end, 15_000, "the generation's end");
-      expect(end).toMatchObject({ ok: false, code: "unavailable" });
+      expect(end).toMatchObject({ ok: false, code: "internal" });
+      expect(fromBinary(ErrorDetailsSchema, end.errorDetails!)).toMatchObject({ error: ErrorDetails_Error.INTERNAL, details: { title: "Gateway error", isRetryable: true } });
       expect(calls).toBe(2);
     } finally {
       await w.close();
+    }
+  });
+
+  it("a real engine that crashes (injected fault) fails its job, and the retry takes the run over and finishes it", async () => {
+    const sim = await startSimulator();
+    const store: Store = await createStore({ driver: "pglite" });
+    let faults = 1;
+    const engine = createRunEngine({
+      bus,
+      store: {
+        ...store,
+        appendHistory: async (entries) => {
+          if (faults-- > 0) throw new Error("injected fault: history write");
+          return store.appendHistory(entries);
+        },
+      },
+      adapterFor: (k) => createProviderAdapter(k),
+      resolveTargets: () => ({
+        ok: true as const,
+        targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-worker-crash-key", credentialsSource: "gateway" as const }],
+      }),
+      retryPolicy: retryPolicy({ baseDelayMs: 5 }),
+      timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 100, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250 },
+      logger,
+    });
+    const w = worker(engine);
+    try {
+      sim.enqueue({ text: "after the crash", usage: { inputTokens: 3, outputTokens: 3 } });
+      const ref = { tenantId: "t", requestId: `crash-${randomUUID()}` };
+      const msg = runRequestMessage({ text: "survive a crash", conversationId: `c-${ref.requestId}`, modelId: "m" });
+      await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+      await dispatcher.dispatch(ref, 1, {});
+      const end = await waitFor(async () => (await bus.readOutput(ref, 1, 0, 10)).end, 15_000, "the generation's end");
+      expect(end).toEqual({ ok: true });
+      const job = await dispatcher.queue.getJob(runJobId(ref, 1));
+      expect(job!.attemptsMade).toBe(2); // the failed attempt, then the takeover that completed
+      expect(sim.requests).toHaveLength(1);
+      expect(JSON.stringify(sim.requests[0]!.body)).toContain("survive a crash");
+      expect((await store.listHistory("t", `c-${ref.requestId}`)).map((h) => h.kind)).toEqual(["user", "assistant"]);
+    } finally {
+      await w.close();
+      await store.close();
+      await sim.close();
     }
   });
 

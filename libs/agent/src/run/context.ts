@@ -36,6 +36,8 @@ export class RunContext {
   epoch = 0;
   /** Set once another owner fenced this one out: stop without touching anything. */
   lost = false;
+  /** An unexpected error of a task beside the loop (a model stream): ends the loop, rethrown. */
+  crashed: { err: unknown } | undefined;
   principal: RunPrincipal = principalFromMeta(undefined);
   traceCarrier: TraceCarrier = {};
   /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
@@ -87,6 +89,15 @@ export class RunContext {
     const t = setTimeout(() => this.push(ev), ms);
     t.unref();
     this.timers.push(t);
+  }
+
+  /** Runs a task beside the actor loop; if it throws, the run crashes (never an unhandled rejection). */
+  detach(task: Promise<void>): void {
+    task.catch((err: unknown) => {
+      this.crashed ??= { err };
+      this.model?.controller.abort();
+      this.queue.close();
+    });
   }
 
   /** Another owner took the generation: stop the model call and everything after it. */

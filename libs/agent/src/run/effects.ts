@@ -50,7 +50,7 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       ctx.after(ctx.deps.timers.prewarmTtlMs, { type: "prewarm_expired" });
       return;
     case "web_search":
-      void runWebSearch(ctx, eff.callId, eff.query);
+      ctx.detach(runWebSearch(ctx, eff.callId, eff.query));
       return;
     case "kv_wait":
       ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "kv_timeout", seq: eff.seq });

@@ -62,6 +62,9 @@ export class GenerationRun {
         try {
           await this.input.pump();
           await this.loop();
+          // Thrown to the dispatcher (embedded: ends the generation `internal`) or to BullMQ
+          // (distributed: the job fails and is retried as a takeover).
+          if (ctx.crashed) throw ctx.crashed.err;
         } finally {
           stopInput();
           stopWatchdogs();
@@ -82,7 +85,7 @@ export class GenerationRun {
   /** The actor loop: takes every queued event, steps the machine, runs its effects, flushes, snapshots. */
   private async loop(): Promise<void> {
     const ctx = this.ctx;
-    while (ctx.state.phase !== "ended" && !ctx.lost) {
+    while (ctx.state.phase !== "ended" && !ctx.lost && !ctx.crashed) {
       const events = await ctx.queue.take();
       if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
       let streamingOnly = true;

@@ -64,7 +64,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   const controller = new AbortController();
   const token = ++ctx.callToken;
   ctx.model = { controller, token };
-  void streamModelCall(ctx, token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools });
+  ctx.detach(streamModelCall(ctx, token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools }));
 }
 
 /** The `abort_model_call` effect. */

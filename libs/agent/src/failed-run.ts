@@ -1,0 +1,27 @@
+import type { Bus, RequestRef } from "@byok/bus";
+import { encodeErrorDetails, endFor, type RunError } from "@byok/protocol";
+
+/** What a reader is told when the gateway itself failed the run (a bug, not the client's fault). */
+export const INTERNAL_RUN_ERROR: RunError = {
+  kind: "internal",
+  message: "The gateway hit an internal error while running this request; please retry.",
+};
+
+/**
+ * Ends a generation whose run cannot go on — the engine threw (embedded mode), or its job
+ * failed its last attempt (distributed mode) — so its readers get a status with
+ * `aiserver.v1.ErrorDetails` instead of heartbeats forever. Claiming first fences whatever is
+ * left of the failed owner. A generation that already ended (or was superseded) is left alone.
+ */
+export async function endFailedGeneration(bus: Bus, ref: RequestRef, generation: number, error: RunError = INTERNAL_RUN_ERROR): Promise<void> {
+  const info = await bus.latestGeneration(ref);
+  if (!info || info.generation !== generation || info.ended) return;
+  const epoch = await bus.claim(ref, generation);
+  const d = endFor(error);
+  await bus.endOutput(ref, generation, epoch, {
+    ok: false,
+    ...(d.code ? { code: d.code } : {}),
+    ...(d.message ? { message: d.message } : {}),
+    ...(d.detail ? { errorDetails: encodeErrorDetails(d.detail) } : {}),
+  });
+}
