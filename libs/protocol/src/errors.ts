@@ -84,6 +84,8 @@ export function runErrorFromProvider(e: ProviderError, credentialsSource: "gatew
       };
     case "cancelled":
       return { kind: "canceled", message: "The run was canceled." };
+    case "address_refused":
+      return { kind: "base_url_refused", message: e.message };
     case "overloaded":
     case "server":
     case "network":

@@ -1,14 +1,11 @@
 import type { ProviderAdapter, ProviderKind } from "./types.js";
+import type { ProviderAdapterDeps } from "./shared/options.js";
 import { createOpenAIChatAdapter } from "./openai-chat/adapter.js";
 import { createOpenAIResponsesAdapter } from "./openai-responses/adapter.js";
 import { createAnthropicAdapter } from "./anthropic/adapter.js";
 import { createAzureOpenAIAdapter } from "./azure-openai/adapter.js";
 import { createBedrockAdapter } from "./bedrock/adapter.js";
 
-export interface ProviderAdapterDeps {
-  /** fetch the SDKs use (proxies, tests); the platform fetch when absent. */
-  fetch?: typeof fetch;
-}
 
 /** The adapter for `kind` (exhaustive: a new ProviderKind fails to compile until it is added here). */
 export function createProviderAdapter(kind: ProviderKind, deps: ProviderAdapterDeps = {}): ProviderAdapter {

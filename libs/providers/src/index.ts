@@ -1,17 +1,18 @@
 export * from "./types.js";
-export { createOpenAIChatAdapter, type OpenAIChatAdapterDeps } from "./openai-chat/adapter.js";
+export { createOpenAIChatAdapter } from "./openai-chat/adapter.js";
 export { normalizeChatUsage } from "./openai-chat/usage.js";
-export { createOpenAIResponsesAdapter, type OpenAIResponsesAdapterDeps } from "./openai-responses/adapter.js";
+export { createOpenAIResponsesAdapter } from "./openai-responses/adapter.js";
 export { normalizeResponsesUsage } from "./openai-responses/usage.js";
-export { createAnthropicAdapter, type AnthropicAdapterDeps } from "./anthropic/adapter.js";
+export { createAnthropicAdapter } from "./anthropic/adapter.js";
 export { THINKING_BUDGETS } from "./anthropic/request.js";
-export { createAzureOpenAIAdapter, type AzureOpenAIAdapterDeps } from "./azure-openai/adapter.js";
-export { createProviderAdapter, type ProviderAdapterDeps } from "./factory.js";
-export { createBedrockAdapter, BEDROCK_ANTHROPIC_VERSION, type BedrockAdapterDeps } from "./bedrock/adapter.js";
+export { createAzureOpenAIAdapter } from "./azure-openai/adapter.js";
+export { createProviderAdapter } from "./factory.js";
+export { createAddressGuardedFetch, AddressRefusedError, type AddressGuardOptions, type Resolve } from "./shared/address-guard.js";
+export { createBedrockAdapter, BEDROCK_ANTHROPIC_VERSION } from "./bedrock/adapter.js";
 export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";
-export { parseAdapterOptions, type AdapterOptions } from "./shared/options.js";
+export { parseAdapterOptions, type AdapterOptions, type ProviderAdapterDeps } from "./shared/options.js";
 export {
   DEFAULT_RETRY_POLICY,
   backoffDelay,

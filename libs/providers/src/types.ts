@@ -30,6 +30,11 @@ export interface ProviderTarget {
   contextWindow?: number;
   maxOutputTokens?: number;
   credentialsSource: CredentialsSource;
+  /**
+   * The URL (base URL, Azure endpoint, Bedrock region) came from the client's credentials, not
+   * from an operator's route: every connection's resolved address is checked before it connects.
+   */
+  clientSentUrl?: boolean;
   /** Extra provider options a route maps from RequestedModel parameters. */
   options?: Record<string, unknown>;
   /**
@@ -138,6 +143,7 @@ export type ProviderErrorKind =
   | "content_policy"
   | "context_overflow"
   | "not_found"
+  | "address_refused"
   | "cancelled";
 
 /**

@@ -1,7 +1,7 @@
 import { createHttpSearchBackend, createRunEngine, type RunEngine, type RunEngineDeps } from "@byok/agent";
 import type { Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
-import { createProviderAdapter, retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
+import { createAddressGuardedFetch, createProviderAdapter, retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
 import type { Store } from "@byok/store";
 import { registerSecret, type Logger } from "@byok/telemetry";
 
@@ -20,8 +20,10 @@ export function createServiceEngine(opts: {
   logger: Logger;
   retry?: Partial<RetryPolicy>;
 }): RunEngine {
-  const adapters = Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k)])) as Record<ProviderKind, ProviderAdapter>;
   const { config } = opts;
+  // Where private base URLs are refused, client-sent URLs are also checked at connect time.
+  const deps = config.allowPrivateBaseUrls ? {} : { clientUrlFetch: createAddressGuardedFetch() };
+  const adapters = Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k, deps)])) as Record<ProviderKind, ProviderAdapter>;
   return createRunEngine({
     bus: opts.bus,
     store: opts.store,

@@ -2,7 +2,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
@@ -61,16 +61,12 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
   yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
 }
 
-export interface AnthropicAdapterDeps {
-  fetch?: typeof fetch;
-}
-
-function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: AnthropicAdapterDeps): Anthropic {
+function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): Anthropic {
   // Key and base URL passed explicitly: the SDK would otherwise read ANTHROPIC_* from the environment.
   return new Anthropic({
     apiKey: req.target.apiKey ?? "no-key",
     baseURL: req.target.baseUrl ?? "https://api.anthropic.com",
-    ...sdkTransportOptions(opts, deps),
+    ...sdkTransportOptions(opts, deps, req.target),
   });
 }
 
@@ -85,7 +81,7 @@ export function anthropicProviderName(baseUrl: string | undefined): string {
 }
 
 /** Anthropic Messages API (`target.baseUrl` for a compatible endpoint or proxy). */
-export function createAnthropicAdapter(deps: AnthropicAdapterDeps = {}): ProviderAdapter {
+export function createAnthropicAdapter(deps: ProviderAdapterDeps = {}): ProviderAdapter {
   return {
     kind: "anthropic",
     async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {

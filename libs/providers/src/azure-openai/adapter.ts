@@ -1,14 +1,10 @@
 import { AzureOpenAI } from "openai";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ProviderError } from "../types.js";
-import { parseAdapterOptions, sdkTransportOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamChatPass } from "../openai-chat/adapter.js";
 import { DEFAULT_AZURE_API_VERSION } from "../routing/resolve.js";
-
-export interface AzureOpenAIAdapterDeps {
-  fetch?: typeof fetch;
-}
 
 /**
  * `endpoint` is the resource URL (`https://<resource>.openai.azure.com`); a URL that already
@@ -32,7 +28,7 @@ function azureUrlOption(endpoint: string): { endpoint: string } | { baseURL: str
  * content filter (`finish_reason: content_filter`, or a 400 with code `content_filter`)
  * maps to `content_policy`.
  */
-export function createAzureOpenAIAdapter(deps: AzureOpenAIAdapterDeps = {}): ProviderAdapter {
+export function createAzureOpenAIAdapter(deps: ProviderAdapterDeps = {}): ProviderAdapter {
   return {
     kind: "azure-openai",
     async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {
@@ -48,7 +44,7 @@ export function createAzureOpenAIAdapter(deps: AzureOpenAIAdapterDeps = {}): Pro
           apiKey: req.target.apiKey,
           deployment: az.deployment,
           apiVersion: az.apiVersion || DEFAULT_AZURE_API_VERSION,
-          ...sdkTransportOptions(opts, deps),
+          ...sdkTransportOptions(opts, deps, req.target),
         });
       } catch (err) {
         throw configurationError(provider, err, secrets);

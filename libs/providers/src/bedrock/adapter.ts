@@ -1,7 +1,7 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ProviderError } from "../types.js";
-import { parseAdapterOptions, sdkTransportOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js";
 
@@ -12,10 +12,6 @@ import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js
  */
 export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31";
 
-export interface BedrockAdapterDeps {
-  fetch?: typeof fetch;
-}
-
 /**
  * Anthropic models on AWS Bedrock through `@anthropic-ai/bedrock-sdk` (SigV4 with the
  * target's keys). Request mapping, stream decoding, usage and error mapping are the
@@ -25,7 +21,7 @@ export interface BedrockAdapterDeps {
  * Only the target's credentials are used: the ambient AWS credential chain (env, profiles,
  * instance metadata) is disabled so a pass can never borrow the gateway host's identity.
  */
-export function createBedrockAdapter(deps: BedrockAdapterDeps = {}): ProviderAdapter {
+export function createBedrockAdapter(deps: ProviderAdapterDeps = {}): ProviderAdapter {
   return {
     kind: "bedrock-anthropic",
     async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {
@@ -44,7 +40,7 @@ export function createBedrockAdapter(deps: BedrockAdapterDeps = {}): ProviderAda
           apiKey: null,
           providerChainResolver: () => Promise.reject(new Error("ambient AWS credentials are disabled")),
           baseURL: req.target.baseUrl ?? `https://bedrock-runtime.${b.region}.amazonaws.com`,
-          ...sdkTransportOptions(opts, deps),
+          ...sdkTransportOptions(opts, deps, req.target),
         });
       } catch (err) {
         throw configurationError(provider, err, secrets);

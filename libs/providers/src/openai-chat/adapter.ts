@@ -2,18 +2,13 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
 import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
 import { toChatRequest } from "./request.js";
 import { normalizeChatUsage } from "./usage.js";
-
-export interface OpenAIChatAdapterDeps {
-  /** fetch used by the SDK (tests, proxies). */
-  fetch?: typeof fetch;
-}
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
@@ -22,14 +17,14 @@ const OPENAI_BASE_URL = "https://api.openai.com/v1";
  * environment (base URL, key, organization, project) is passed explicitly so a pass never
  * picks up the operator's ambient OpenAI credentials; retries are off (the engine retries).
  */
-function chatClient(req: ModelCallRequest, opts: AdapterOptions, deps: OpenAIChatAdapterDeps): OpenAI {
+function chatClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): OpenAI {
   return new OpenAI({
     // Keyless local endpoints still need a non-empty value for the SDK; nothing secret is sent.
     apiKey: req.target.apiKey || "no-key",
     baseURL: req.target.baseUrl ?? OPENAI_BASE_URL,
     organization: null,
     project: null,
-    ...sdkTransportOptions(opts, deps),
+    ...sdkTransportOptions(opts, deps, req.target),
   });
 }
 
@@ -83,7 +78,7 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
 }
 
 /** Chat Completions against OpenAI or any OpenAI-compatible endpoint (`target.baseUrl`). */
-export function createOpenAIChatAdapter(deps: OpenAIChatAdapterDeps = {}): ProviderAdapter {
+export function createOpenAIChatAdapter(deps: ProviderAdapterDeps = {}): ProviderAdapter {
   const kind: ProviderKind = "openai-chat";
   return {
     kind,

@@ -1,7 +1,7 @@
 import OpenAI from "openai";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions } from "../shared/options.js";
+import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
 import { chatProviderName } from "../openai-chat/errors.js";
@@ -10,18 +10,14 @@ import { failedResponseError, incompleteContentFilterError, mapResponsesError } 
 import { toResponsesRequest } from "./request.js";
 import { normalizeResponsesUsage } from "./usage.js";
 
-export interface OpenAIResponsesAdapterDeps {
-  fetch?: typeof fetch;
-}
-
-function responsesClient(req: ModelCallRequest, opts: AdapterOptions, deps: OpenAIResponsesAdapterDeps): OpenAI {
+function responsesClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): OpenAI {
   // Everything the SDK would read from the environment is passed explicitly; retries are off.
   return new OpenAI({
     apiKey: req.target.apiKey || "no-key",
     baseURL: req.target.baseUrl ?? "https://api.openai.com/v1",
     organization: null,
     project: null,
-    ...sdkTransportOptions(opts, deps),
+    ...sdkTransportOptions(opts, deps, req.target),
   });
 }
 
@@ -63,7 +59,7 @@ export async function* streamResponsesPass(
 }
 
 /** OpenAI Responses API (`target.baseUrl` for a compatible Responses endpoint). */
-export function createOpenAIResponsesAdapter(deps: OpenAIResponsesAdapterDeps = {}): ProviderAdapter {
+export function createOpenAIResponsesAdapter(deps: ProviderAdapterDeps = {}): ProviderAdapter {
   return {
     kind: "openai-responses",
     async *stream(req: ModelCallRequest): AsyncGenerator<ProviderEvent> {

@@ -56,8 +56,8 @@ const INTERNAL_NAMES = /(^|\.)(localhost|localdomain|local|internal|intranet|lan
 
 /**
  * True when `ip` (a literal IPv4/IPv6 address) is loopback, private, link-local or otherwise
- * internal. Exported for a connect-time check (after DNS resolution), which is the only
- * complete defence against names that resolve to internal addresses.
+ * internal. Also the connect-time check (shared/address-guard.ts) after DNS resolution, the
+ * only complete defence against names that resolve to internal addresses.
  */
 export function isInternalAddress(ip: string): boolean {
   const bare = ip.startsWith("[") && ip.endsWith("]") ? ip.slice(1, -1) : ip;
@@ -89,8 +89,8 @@ function hostMatches(host: string, entry: string): boolean {
  * Checks a client-sent base URL. Literal addresses are checked against the internal
  * ranges; names against internal-only suffixes. The WHATWG URL parser already normalizes
  * numeric IPv4 spellings (`http://2130706433/`, `http://0x7f.1/`) to dotted form, so they
- * cannot slip past. Names that *resolve* to internal addresses need the connect-time check
- * (`isInternalAddress`) — this pure function does no DNS.
+ * cannot slip past. Names that *resolve* to internal addresses are caught by the connect-time
+ * check (shared/address-guard.ts) — this pure function does no DNS.
  */
 export function checkBaseUrl(raw: string, policy: BaseUrlPolicy): BaseUrlVerdict {
   let url: URL;

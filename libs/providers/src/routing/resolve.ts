@@ -110,6 +110,7 @@ function fromRouteTarget(req: RouteRequest, rt: RouteTarget, config: RoutingConf
         const verdict = checkBaseUrl(clientAzure.baseUrl, config.baseUrlPolicy);
         if (!verdict.ok) return { refusal: { kind: "base_url_refused", message: `Base URL refused: ${verdict.reason}` } };
         endpoint = clientAzure.baseUrl;
+        base.clientSentUrl = true;
       }
       if (!endpoint) return { refusal: { kind: "no_route", message: `No Azure endpoint is configured for model ${req.modelId}` } };
       const deployment = rt.azure?.deployment ?? (rt.model || clientAzure?.deployment || "");
@@ -136,6 +137,7 @@ function fromRouteTarget(req: RouteRequest, rt: RouteTarget, config: RoutingConf
         return { refusal: noCredentials(req.modelId, rt.credentials.source, "AWS Bedrock") };
       }
       if (!region) return { refusal: { kind: "no_route", message: `No AWS region is configured for model ${req.modelId}` } };
+      if (!rt.bedrock?.region && !rt.baseUrl) base.clientSentUrl = true;
       base.bedrock = { region, accessKeyId: aws.accessKeyId, secretAccessKey: aws.secretAccessKey, ...(aws.sessionToken ? { sessionToken: aws.sessionToken } : {}) };
       return { target: base };
     }
@@ -168,6 +170,7 @@ function fromClientCredentials(req: RouteRequest, creds: ClientCredentials, conf
           apiKey: creds.apiKey,
           azure: { endpoint: creds.baseUrl, deployment: creds.deployment, apiVersion: creds.apiVersion ?? config.azureApiVersion ?? DEFAULT_AZURE_API_VERSION },
           credentialsSource: "client",
+          clientSentUrl: true,
         }),
       };
     }
@@ -183,6 +186,8 @@ function fromClientCredentials(req: RouteRequest, creds: ClientCredentials, conf
             ...(creds.sessionToken ? { sessionToken: creds.sessionToken } : {}),
           },
           credentialsSource: "client",
+          // The region is part of the endpoint's host name.
+          clientSentUrl: true,
         }),
       };
     case "api_key": {
@@ -200,7 +205,7 @@ function fromClientCredentials(req: RouteRequest, creds: ClientCredentials, conf
           kind,
           model: req.modelId,
           apiKey: creds.apiKey,
-          ...(baseUrl ? { baseUrl } : {}),
+          ...(baseUrl ? { baseUrl, clientSentUrl: true } : {}),
           credentialsSource: "client",
         }),
       };

@@ -25,6 +25,10 @@ describe("resolveRoute without a configured route", () => {
     expect(az).toMatchObject({ kind: "azure-openai", model: "gpt4o-prod", apiKey: "az-key-1234", azure: { endpoint: "https://acme.openai.azure.com", deployment: "gpt4o-prod", apiVersion: DEFAULT_AZURE_API_VERSION } });
     const br = targetsOf(resolveRoute({ modelId: "anthropic.claude-sonnet-4", credentials: { kind: "bedrock", accessKey: "AKIAEXAMPLE", secretKey: "s3cr3t", region: "us-east-1", sessionToken: "tok" } }, open))[0];
     expect(br).toMatchObject({ kind: "bedrock-anthropic", model: "anthropic.claude-sonnet-4", bedrock: { region: "us-east-1", accessKeyId: "AKIAEXAMPLE", secretAccessKey: "s3cr3t", sessionToken: "tok" } });
+    // Both URLs come from the client: every connection is address-checked (libs/providers/src/shared/address-guard.ts).
+    expect(az?.clientSentUrl).toBe(true);
+    expect(br?.clientSentUrl).toBe(true);
+    expect(targetsOf(resolveRoute({ modelId: "llama", credentials: { ...key, baseUrl: "https://llm.example.com/v1" } }, open))[0]?.clientSentUrl).toBe(true);
   });
 
   it("refuses without route and credentials", () => {
@@ -93,6 +97,7 @@ describe("resolveRoute with configured routes", () => {
     expect(t).toMatchObject({ kind: "openai-responses", model: "gpt-5-pinned", apiKey: key.apiKey, credentialsSource: "client", reasoningEffort: "medium", options: { extraBody: { temperature: 0.3 } } });
     const [p] = targetsOf(resolveRoute({ modelId: "gpt-4.1", credentials: key }, config));
     expect(p).toMatchObject({ kind: "openai-chat", model: "gpt-from-prefix", baseUrl: "http://10.0.0.5/v1" });
+    expect(p?.clientSentUrl).toBeUndefined();
   });
 
   it("refuses a client-sourced target without client credentials, and a missing gateway secret", () => {

@@ -110,6 +110,8 @@ export function safeMessage(
         return `${provider} sent a response stream the gateway could not decode`;
       case "cancelled":
         return `The request to ${provider} was cancelled`;
+      case "address_refused":
+        return `Base URL refused: ${opts.detail ?? `the address of ${provider} is internal`}`;
     }
   })();
   return DETAIL_KINDS.has(kind) ? withDetail(base, opts.vendorMessage, opts.secrets ?? []) : base;

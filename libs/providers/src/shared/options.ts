@@ -1,3 +1,4 @@
+import type { ProviderTarget } from "../types.js";
 import { isRecord } from "./usage.js";
 
 /**
@@ -70,16 +71,30 @@ export function parseAdapterOptions(raw: Record<string, unknown> | undefined): A
   };
 }
 
+/** What every adapter is built with. */
+export interface ProviderAdapterDeps {
+  /** fetch the SDKs use (proxies, tests); the platform fetch when absent. */
+  fetch?: typeof fetch;
+  /**
+   * fetch for targets whose URL a client sent (`ProviderTarget.clientSentUrl`): checks the
+   * resolved address of every connection (createAddressGuardedFetch). Absent where private
+   * base URLs are allowed (embedded mode).
+   */
+  clientUrlFetch?: typeof fetch;
+}
+
 /**
  * The client options every official SDK gets: its own retries off (the engine retries), its
- * logging off (it could print keys), the route's timeout and headers, and a test fetch.
+ * logging off (it could print keys), the route's timeout and headers, and the fetch for the
+ * target (the address-guarded one when a client sent its URL).
  */
-export function sdkTransportOptions(opts: AdapterOptions, deps: { fetch?: typeof fetch }) {
+export function sdkTransportOptions(opts: AdapterOptions, deps: ProviderAdapterDeps, target: Pick<ProviderTarget, "clientSentUrl">) {
+  const fetch = target.clientSentUrl && deps.clientUrlFetch ? deps.clientUrlFetch : deps.fetch;
   return {
     maxRetries: 0,
     logLevel: "off" as const,
     ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}),
     ...(Object.keys(opts.headers).length ? { defaultHeaders: opts.headers } : {}),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    ...(fetch ? { fetch } : {}),
   };
 }

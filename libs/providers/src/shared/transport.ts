@@ -1,6 +1,7 @@
 import { ProviderError, type Usage } from "../types.js";
 import { safeCause } from "./redact.js";
 import { safeMessage } from "./classify.js";
+import { addressRefusal } from "./address-guard.js";
 
 /** The first `code` (ECONNREFUSED, UND_ERR_SOCKET…) along an error's cause chain: safe to show, useful to act on. */
 export function transportCode(err: unknown): string | undefined {
@@ -35,6 +36,8 @@ export function cancelledError(ctx: FailureContext, cause?: unknown): ProviderEr
 }
 
 export function networkError(ctx: FailureContext, cause: unknown, what?: string): ProviderError {
+  const refused = addressRefusal(cause);
+  if (refused) return new ProviderError("address_refused", safeMessage("address_refused", ctx.provider, { detail: refused.message }));
   const code = transportCode(cause);
   const detail = what ?? code;
   return new ProviderError("network", safeMessage("network", ctx.provider, detail ? { detail } : {}), {
