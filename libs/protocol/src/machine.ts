@@ -141,7 +141,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     }
     case "model_failed": {
       const withUsage = ev.usage ? { ...s, usage: addUsage(s.usage, ev.usage) } : s;
-      return endInterrupted(withUsage, endFor(ev.error), { abort: false, checkpoint: true });
+      return endInterrupted(withUsage, endFor(ev.error), { abort: false, checkpoint: true, interruptedBy: "The model call failed" });
     }
     case "run_refused":
       return gated(s, [{ type: "end", decision: endFor(ev.error) }]);
@@ -150,13 +150,14 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return endInterrupted(s, endFor({ kind: "canceled", message: "The client went away and did not reconnect in time; the run was canceled." }), {
         abort: s.phase === "model_call",
         checkpoint: false,
+        interruptedBy: "The user's editor disconnected while this tool call was pending",
       });
     case "output_cap":
       // The output stream is full: nothing more can be appended, not even a checkpoint.
       return endInterrupted(
         s,
         endFor({ kind: "output_cap", message: `The run produced more than ${ev.limit} frames, the gateway's output limit for one run.` }),
-        { abort: s.phase === "model_call", checkpoint: false },
+        { abort: s.phase === "model_call", checkpoint: false, interruptedBy: "The run reached the gateway's output limit while this tool call was pending" },
       );
     case "kv_timeout": {
       return fromGate(s, gateTimeout(s.gate, ev.seq));
@@ -209,6 +210,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return endInterrupted(s, endFor({ kind: "canceled", message: "A newer run in this conversation superseded this one." }), {
         abort: s.phase === "model_call",
         checkpoint: false,
+        interruptedBy: "The user sent a new message while this tool call was pending",
       });
     case "prewarm_expired":
       return s.phase === "awaiting_run" && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
@@ -251,10 +253,13 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
     }
     case "conversation_action":
       if (e.actionKind === "cancelAction") {
-        const reason = e.action.action.case === "cancelAction" && e.action.action.value.reason;
+        const cancel = e.action.action.case === "cancelAction" ? e.action.action.value : undefined;
+        const reason = cancel?.reason;
         return endInterrupted(s, endFor({ kind: "canceled", message: reason ? `Canceled: ${reason}` : "Canceled by the client." }), {
           abort: s.phase === "model_call",
           checkpoint: s.phase === "model_call" || s.phase === "tools",
+          interruptedBy: "The user canceled the run while this tool call was pending",
+          resolutions: cancel?.interruptedPendingToolCallResolutions?.resolutions ?? [],
         });
       }
       return onLiveAction(s, e.action);

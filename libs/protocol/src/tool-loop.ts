@@ -1,10 +1,11 @@
-import type { ExecClientControlMessage, ExecClientMessage, InteractionResponse, ToolCall } from "@byok/wire";
+import type { ExecClientControlMessage, ExecClientMessage, InteractionResponse, InterruptedPendingToolCallResolution, ToolCall } from "@byok/wire";
 import type { ToolCallPart } from "@byok/providers";
 import { frames } from "./frames.js";
-import type { Draft, RunState } from "./run-types.js";
+import type { TurnView } from "./checkpoint.js";
+import type { Draft, HistoryRecord, RunState } from "./run-types.js";
 import {
   applyShellEvent, completeAwaitShell, completeExec, completeInteraction, completeWebSearch, continueEdit, failShell,
-  planToolCall, startShell, toolErrorOutcome,
+  interruptedOutcome, planToolCall, startShell, toolErrorOutcome,
   type EditState, type ExecPlan, type ExecRequest, type InteractionPlan, type ShellAgg, type ToolContext, type ToolOutcome,
   type ToolPlan,
 } from "./tools/index.js";
@@ -278,11 +279,31 @@ export function abortPendingExecs(s: RunState): Draft[] {
   return ids.length ? [{ type: "emit", frames: ids.map((id) => frames.execAbort(id)) }] : [];
 }
 
-/** Calls of the pass still waiting for the client (their ToolCalls for history on cancel). */
-export function pendingToolCalls(s: RunState): { callId: string; started: ToolCall }[] {
+/** Calls of the pass still waiting for the client. */
+function pendingToolCalls(s: RunState): { callId: string; toolName: string; started: ToolCall }[] {
   return (s.tools?.calls ?? []).flatMap((c) =>
-    !c.done ? [{ callId: c.callId, started: c.plan.kind === "refused" ? c.plan.outcome.completed : c.plan.started }] : [],
+    !c.done ? [{ callId: c.callId, toolName: c.toolName, started: c.plan.kind === "refused" ? c.plan.outcome.completed : c.plan.started }] : [],
   );
+}
+
+/**
+ * The run ends while calls of its pass still wait: each gets its result now (interruptedOutcome:
+ * the client's resolution when it sent one), as a completed step and a tool entry in history,
+ * so the conversation stays one a provider accepts (docs/architecture.md "History").
+ */
+export function interruptPendingCalls(
+  s: RunState,
+  reason: string,
+  resolutions: readonly InterruptedPendingToolCallResolution[],
+): { steps: TurnView["steps"]; entries: HistoryRecord[] } {
+  const steps: TurnView["steps"] = [];
+  const entries: HistoryRecord[] = [];
+  for (const call of pendingToolCalls(s)) {
+    const o = interruptedOutcome(call, reason, resolutions.find((r) => r.toolCallId === call.callId));
+    steps.push({ case: "toolCall", value: o.completed });
+    entries.push({ kind: "tool", body: { toolCallId: call.callId, name: call.toolName, output: o.modelText, isError: o.isError }, interrupted: false });
+  }
+  return { steps, entries };
 }
 
 /** background_shell / background_subagent: the run stops waiting for that tool call. */

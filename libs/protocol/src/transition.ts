@@ -4,7 +4,8 @@ import {
   endHeld, gateCheckpoint, gateEnd, gateFrames, type GateResult,
 } from "./gate.js";
 import { frames } from "./frames.js";
-import { abortPendingExecs } from "./tool-loop.js";
+import type { InterruptedPendingToolCallResolution } from "@byok/wire";
+import { abortPendingExecs, interruptPendingCalls } from "./tool-loop.js";
 import type { AttemptTranslation } from "./translate.js";
 import type { Draft, Effect, Phase, RunState } from "./run-types.js";
 import { startAttempt } from "./translate.js";
@@ -98,15 +99,26 @@ export function attemptOutput(t: AttemptTranslation, attempt: number): { steps: 
 }
 
 /**
- * Ends a run interrupted mid-call: keeps the partial output (history, and a final checkpoint
- * when a client is there to receive it), then ends with `decision`.
+ * Ends a run interrupted mid-call or mid-tools: keeps the partial output (history, and a final
+ * checkpoint when a client is there to receive it), answers every tool call still pending
+ * (`interruptedBy` says why it has no result, unless the client's `resolutions` give one),
+ * then ends with `decision`.
  */
-export function endInterrupted(s: RunState, decision: EndDecision, opts: { abort: boolean; checkpoint: boolean }): { state: RunState; effects: Effect[] } {
+export function endInterrupted(
+  s: RunState,
+  decision: EndDecision,
+  opts: { abort: boolean; checkpoint: boolean; interruptedBy: string; resolutions?: readonly InterruptedPendingToolCallResolution[] },
+): { state: RunState; effects: Effect[] } {
   const drafts: Draft[] = [];
   if (opts.abort) drafts.push({ type: "abort_model_call" });
-  // Pending client executions are aborted (PROTOCOL.md "Ending a stream").
-  if (s.phase === "tools") drafts.push(...abortPendingExecs(s));
   let steps = s.steps;
+  if (s.phase === "tools") {
+    // Pending client executions are aborted (PROTOCOL.md "Ending a stream") and answered in history.
+    drafts.push(...abortPendingExecs(s));
+    const r = interruptPendingCalls(s, opts.interruptedBy, opts.resolutions ?? []);
+    steps = [...steps, ...r.steps];
+    if (r.entries.length) drafts.push({ type: "record_history", entries: r.entries });
+  }
   if (s.current) {
     const out = attemptOutput(s.current, s.attempt);
     steps = [...steps, ...out.steps];

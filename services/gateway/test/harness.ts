@@ -1,7 +1,7 @@
 // Test harness: an embedded gateway on a free port with shortened timers, plus the simulator.
 import { loadConfig, type GatewayConfig } from "@byok/config";
 import { createLogger } from "@byok/telemetry";
-import { startSimulator, type Simulator } from "@byok/testing";
+import { startSimulator, type Simulator, type SimulatorOptions } from "@byok/testing";
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { createRedisBus, type BusOptions } from "@byok/bus";
@@ -64,9 +64,10 @@ export async function startHarness(
   env: Record<string, string> = {},
   logger = createLogger({ service: "test", level: "silent" }),
   busKind: TestBus = "memory",
+  simulator: SimulatorOptions = {},
 ): Promise<Harness> {
   const keyPrefix = `test:gw:${randomUUID().slice(0, 8)}`;
-  const sim = await startSimulator();
+  const sim = await startSimulator(simulator);
   const base = loadConfig(
     {
       GATEWAY_PORT: "0",

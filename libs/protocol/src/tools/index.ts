@@ -25,3 +25,4 @@ export { completeAwaitShell, type AwaitShellStatus } from "./await.js";
 export { startShell, applyShellEvent, failShell, type ShellAgg, type ShellStep, type InteractionUpdateMessage } from "./shell.js";
 export { withErrorResult } from "./error-result.js";
 export { MAX_READ_MODEL_CHARS } from "./render-files.js";
+export { interruptedOutcome } from "./interrupted.js";

@@ -1,6 +1,7 @@
 import type { MessageCreateParamsStreaming, MessageParam, ContentBlockParam, Tool, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelCallRequest, ReasoningEffort } from "../types.js";
 import type { AdapterOptions } from "../shared/options.js";
+import { answeredItems } from "../shared/answered.js";
 
 /**
  * Thinking budgets per effort (tokens). Anthropic's minimum is 1024 and the budget must stay
@@ -56,7 +57,7 @@ export function toAnthropicRequest(req: ModelCallRequest, opts: AdapterOptions):
     else messages.push({ role, content: [...blocks] });
   };
 
-  for (const item of req.items) {
+  for (const item of answeredItems(req.items)) {
     switch (item.role) {
       case "user":
         push("user", [{ type: "text", text: item.text }]);

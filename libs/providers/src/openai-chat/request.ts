@@ -5,6 +5,7 @@ import type {
 } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ReasoningEffort } from "../types.js";
 import type { AdapterOptions } from "../shared/options.js";
+import { answeredItems } from "../shared/answered.js";
 
 /** OpenAI's own effort names; `disabled` becomes `none` (GPT-5.x), `max` passes through (SDK v7 knows it). */
 export function chatReasoningEffort(e: ReasoningEffort): "none" | "low" | "medium" | "high" | "xhigh" | "max" {
@@ -33,7 +34,7 @@ function isOpenAIHost(baseUrl: string | undefined): boolean {
 export function toChatRequest(req: ModelCallRequest, opts: AdapterOptions): ChatCompletionCreateParamsStreaming {
   const messages: ChatCompletionMessageParam[] = [];
   if (req.instructions) messages.push({ role: "system", content: req.instructions });
-  for (const item of req.items) {
+  for (const item of answeredItems(req.items)) {
     switch (item.role) {
       case "user":
         messages.push({ role: "user", content: item.text });

@@ -1,6 +1,7 @@
 import type { ResponseCreateParamsStreaming, ResponseInputItem, FunctionTool } from "openai/resources/responses/responses";
 import type { ModelCallRequest } from "../types.js";
 import type { AdapterOptions } from "../shared/options.js";
+import { answeredItems } from "../shared/answered.js";
 import { chatReasoningEffort } from "../openai-chat/request.js";
 
 /** OpenAI models that reason (accept `reasoning` and return encrypted reasoning). */
@@ -21,7 +22,7 @@ export function isReasoningModel(model: string): boolean {
  */
 export function toResponsesRequest(req: ModelCallRequest, opts: AdapterOptions): ResponseCreateParamsStreaming {
   const input: ResponseInputItem[] = [];
-  for (const item of req.items) {
+  for (const item of answeredItems(req.items)) {
     switch (item.role) {
       case "user":
         input.push({ type: "message", role: "user", content: item.text });

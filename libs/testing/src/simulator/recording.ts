@@ -26,6 +26,8 @@ export interface SimRequest {
   /** The JSON body, or undefined when it was not a JSON object. */
   readonly body: Record<string, unknown> | undefined;
   outcome: SimOutcome;
+  /** The vendor's error body when the simulator refused the request as the vendor would (validate.ts). */
+  rejectedWith?: string;
   /** True when the client went away before the answer was complete (cancel reached the wire). */
   clientDisconnected: boolean;
   /** Frames written before the exchange ended. */

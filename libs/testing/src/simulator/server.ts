@@ -5,6 +5,7 @@ import type { ApiRenderer, Frame, RenderContext } from "./renderer.js";
 import { findSecretIn, type SecretHit, type SimRequest } from "./recording.js";
 import type { SimScript } from "./script.js";
 import { allRenderers } from "./apis.js";
+import { DEFAULT_SIM_CONTEXT_WINDOW, requestedModel, vendorRejection } from "./validate.js";
 
 /** A queued answer: a script, or a function of the recorded request that returns one. */
 export type SimScriptSource = SimScript | ((request: SimRequest) => SimScript);
@@ -14,13 +15,17 @@ export interface SimulatorOptions {
   defaultScript?: SimScriptSource;
   /** Renderers to serve (default: every API the simulator knows). */
   renderers?: readonly ApiRenderer[];
+  /** Context window per upstream model (body `model`, Bedrock's path model id); others get DEFAULT_SIM_CONTEXT_WINDOW. */
+  contextWindows?: Readonly<Record<string, number>>;
 }
 
 /**
  * A model-provider simulator on 127.0.0.1:<random port>.
  *
- * Guarantees: requests are answered with queued scripts in arrival order (one script per
- * request, whichever API it targets); every request is recorded before it is answered; a
+ * Guarantees: a request the vendor would refuse (validate.ts: a tool call without its result,
+ * a prompt over the model's context window) gets the vendor's own 400 and consumes no script;
+ * other requests are answered with queued scripts in arrival order (one script per request,
+ * whichever API it targets); every request is recorded before it is answered; a
  * request's `outcome`/`clientDisconnected` are final once `waitFor…` sees them; `close()`
  * releases stalled streams and destroys open connections.
  */
@@ -106,6 +111,15 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       finishedByUs = true;
       res.writeHead(404, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: `simulator: no API at ${method} ${pathname}`, type: "not_found" } }));
+      return;
+    }
+
+    const rejection = vendorRejection(renderer.api, record, opts.contextWindows?.[requestedModel(record)] ?? DEFAULT_SIM_CONTEXT_WINDOW);
+    if (rejection) {
+      record.rejectedWith = JSON.stringify(rejection.body);
+      finishedByUs = true;
+      res.writeHead(rejection.status, { "content-type": "application/json", ...rejection.headers });
+      res.end(record.rejectedWith);
       return;
     }
 
