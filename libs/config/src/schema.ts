@@ -22,6 +22,8 @@ export const TimersSchema = z.object({
   toolTimeoutMs: ms(600_000),
   /** A prewarmed request whose run_request does not come by then ends with {}. */
   prewarmTtlMs: ms(60_000),
+  /** On SIGTERM an ingress lets open RunSSE streams run this long before cutting them (clients resume elsewhere). */
+  drainGraceMs: ms(20_000),
   /** While a pass only streams deltas, the run snapshot is saved at most this often. */
   snapshotIntervalMs: ms(250),
   /** How often a worker checks reader presence of its live runs. */
@@ -38,6 +40,8 @@ export const LimitsSchema = z.object({
   maxOutputFrames: z.coerce.number().int().min(10).default(50_000),
   /** Input entries one generation may receive. */
   maxInputEntries: z.coerce.number().int().min(10).default(10_000),
+  /** RunSSE streams one process serves at once; past it a new one ends `resource_exhausted` at once. */
+  maxRunSseStreams: z.coerce.number().int().min(1).default(20_000),
 });
 
 /**

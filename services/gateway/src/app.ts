@@ -5,7 +5,7 @@ import { createAdminHandler } from "@byok/admin";
 import { createInProcessDispatcher } from "@byok/agent";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
-import { authenticatorFromConfig, createIngressHandler } from "@byok/ingress";
+import { authenticatorFromConfig, createIngressHandler, OpenStreams } from "@byok/ingress";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import type { RetryPolicy } from "@byok/providers";
 import type { GatewayStore } from "@byok/store";
@@ -87,6 +87,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     ready: async () => {
       await store.migrations();
     },
+    streams: new OpenStreams(config.limits.maxRunSseStreams),
   });
   const admin = config.adminKey
     ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })

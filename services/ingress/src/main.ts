@@ -21,16 +21,18 @@ try {
   // One machine-readable line for scripts and tests.
   console.log(`BYOK_READY ingress ${svc.url} ${svc.name}`);
   let stopping = false;
-  const stop = async () => {
+  const stop = async (drain: boolean) => {
     if (stopping) return;
     stopping = true;
-    await svc.close();
+    // SIGTERM (every Kubernetes rollout) drains; SIGINT stops at once.
+    if (drain) await svc.drain();
+    else await svc.close();
     await store.close();
     await tracing.shutdown();
     process.exit(0);
   };
-  process.once("SIGINT", () => void stop());
-  process.once("SIGTERM", () => void stop());
+  process.once("SIGINT", () => void stop(false));
+  process.once("SIGTERM", () => void stop(true));
 } catch (err) {
   if (err instanceof ConfigError || err instanceof AuthConfigError) {
     console.error(`configuration error: ${err.message}`);

@@ -14,6 +14,9 @@ const COMPRESS_MIN_BYTES = 1024;
  * only when `connect-accept-encoding` allows it), then the end-stream JSON — `{}` or the error
  * with its `aiserver.v1.ErrorDetails` — over HTTP 200, never HTTP-compressed. The content type
  * is `text/event-stream` for Cursor (`x-cursor-streaming: true`), else Connect's own.
+ * When `cut` fires (the replica is draining) the stream stops after the frame being written and
+ * the connection is closed without an end-stream, as if the replica had gone: the client
+ * reconnects to another replica and resumes after the frames it has, all of them whole.
  */
 export async function serveRunSse(
   req: IncomingMessage,
@@ -22,10 +25,13 @@ export async function serveRunSse(
   headers: Headers,
   frames: (requestId: string, headers: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array>,
   logger: Logger,
+  cut: AbortSignal,
 ): Promise<void> {
   const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
   const abort = new AbortController();
   res.on("close", () => abort.abort());
+  const onCut = () => abort.abort();
+  cut.addEventListener("abort", onCut, { once: true });
   res.writeHead(200, {
     "content-type": headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto",
     "cache-control": "no-cache",
@@ -60,6 +66,14 @@ export async function serveRunSse(
   } catch (err) {
     error = ConnectError.from(err);
     if (error.code === Code.Internal || error.code === Code.Unknown) logger.error({ err }, "RunSSE failed");
+  } finally {
+    cut.removeEventListener("abort", onCut);
+  }
+  if (cut.aborted && !res.writableEnded) {
+    // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+    if (res.socket) res.socket.end();
+    else res.destroy();
+    return;
   }
   if (abort.signal.aborted) return;
   const end = new TextEncoder().encode(JSON.stringify(endStreamToJson(new Headers(), error, undefined)));

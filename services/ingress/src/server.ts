@@ -3,6 +3,7 @@ import { metricsHandler, type GatewayMetrics, type Logger } from "@byok/telemetr
 import { BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { createBidiAppendHandler } from "./bidi-append.js";
+import type { OpenStreams } from "./open-streams.js";
 import { createConnectEdge, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
 import { MAX_RUN_SSE_BODY, readSmallBody, runSseRequestId, writeStreamError } from "./run-sse-body.js";
@@ -23,6 +24,8 @@ export interface IngressDeps {
   metrics: GatewayMetrics;
   /** Readiness probe: resolves when the process's dependencies answer. */
   ready(): Promise<void>;
+  /** The replica's open RunSSE streams: the stream limit and the shutdown drain. */
+  streams: OpenStreams;
 }
 
 export type { NodeHandler };
@@ -48,6 +51,11 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
       return;
     }
     if (req.method === "GET" && path === "/readyz") {
+      // Draining: readiness fails first so the load balancer stops sending new work here.
+      if (deps.streams.isDraining) {
+        res.writeHead(503, { "content-type": "text/plain" }).end("draining\n");
+        return;
+      }
       deps.ready().then(
         () => res.writeHead(200, { "content-type": "text/plain" }).end("ready\n"),
         (err: unknown) => {
@@ -91,7 +99,9 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
         }
         const id = runSseRequestId(body, headers);
         if (!id.ok) return writeStreamError(res, streamType, id.error);
-        return serveRunSse(req, res, id.requestId, headers, runSseFrames, deps.logger);
+        const admitted = deps.streams.admit();
+        if (!admitted.ok) return writeStreamError(res, streamType, admitted.error);
+        return serveRunSse(req, res, id.requestId, headers, runSseFrames, deps.logger, admitted.cut).finally(admitted.release);
       },
       (err: unknown) => {
         deps.logger.debug({ err }, "RunSSE body could not be read");

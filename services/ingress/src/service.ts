@@ -7,6 +7,7 @@ import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { createOpenAuthenticator, type Authenticator } from "./auth.js";
 import { busOptionsOf, redisTargetOf } from "@byok/config";
 import { createIngressHandler } from "./server.js";
+import { OpenStreams } from "./open-streams.js";
 
 export interface IngressService {
   /** Base URL, e.g. http://127.0.0.1:8787 */
@@ -17,6 +18,12 @@ export interface IngressService {
   bus: Bus;
   dispatcher: BullmqDispatcher;
   logger: Logger;
+  /**
+   * Graceful shutdown (SIGTERM): readiness fails and new RunSSE streams are refused at once,
+   * open ones continue up to GATEWAY_DRAIN_GRACE_MS, the rest are cut (clients resume on
+   * another replica); then the service closes. Resolves with the number of streams cut.
+   */
+  drain(): Promise<{ cut: number }>;
   close(): Promise<void>;
 }
 
@@ -57,6 +64,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   });
   const metrics = createMetrics();
   const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
+  const streams = new OpenStreams(config.limits.maxRunSseStreams);
   const handler = createIngressHandler({
     bus,
     dispatcher,
@@ -68,6 +76,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     ready: async () => {
       await bus.latestGeneration(probe);
     },
+    streams,
   });
   const server = createServer(handler);
   // Many long-lived RunSSE streams: no per-request timeout, keep-alive as usual.
@@ -80,6 +89,15 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   const addr = server.address() as AddressInfo;
   const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
   let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await dispatcher.close();
+      await bus.close();
+    })();
+    return closing;
+  };
   return {
     url: `http://${host}:${addr.port}`,
     name,
@@ -87,14 +105,17 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     bus,
     dispatcher,
     logger,
-    close() {
-      closing ??= (async () => {
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
-        await dispatcher.close();
-        await bus.close();
-      })();
-      return closing;
+    async drain() {
+      logger.info({ open: streams.open, graceMs: config.timers.drainGraceMs }, "draining");
+      const { cut } = await streams.drain(config.timers.drainGraceMs);
+      logger.info({ cut }, "drained");
+      // Let the cut connections flush their last whole frames before the rest are closed.
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 1_000).unref())]);
+      await close();
+      return { cut };
     },
+    close,
   };
 }
