@@ -1,4 +1,4 @@
-/** Starts the admin API on node:http. */
+/** Starts the admin API on node:http, plus an unauthenticated `GET /healthz`. */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createAdminHandler, type AdminApiOptions } from "./api.js";
@@ -13,6 +13,8 @@ export interface AdminServer {
 export async function startAdminServer(opts: AdminApiOptions & { host?: string; port?: number }): Promise<AdminServer> {
   const handle = createAdminHandler(opts);
   const server = createServer((req, res) => {
+    // Liveness for probes and the image's healthcheck: no key, no audit row, no store access.
+    if (req.method === "GET" && req.url === "/healthz") return void res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     void handle(req, res);
   });
   const host = opts.host ?? "127.0.0.1";

@@ -1,0 +1,216 @@
+// The image's processes, run from the build output exactly as the Dockerfile's ENTRYPOINT starts
+// them (no Docker engine here): `npm run build`, then `node <entrypoint flags> bin/byok.mjs <process>`
+// for every process the image offers. The entrypoint refuses TypeScript (--no-experimental-strip-types),
+// so a process that started ran compiled dist/ only.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "./repo.js";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The Dockerfile's ENTRYPOINT (exec form), with `node` replaced by this Node binary. */
+function entrypoint(): string[] {
+  const line = readFileSync(join(ROOT, "Dockerfile"), "utf8").split("\n").find((l) => l.startsWith("ENTRYPOINT "));
+  if (!line) throw new Error("Dockerfile has no ENTRYPOINT");
+  const argv = JSON.parse(line.slice("ENTRYPOINT ".length)) as string[];
+  expect(argv[0]).toBe("node");
+  return [process.execPath, ...argv.slice(1)];
+}
+
+interface Proc {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+  waitForLine(re: RegExp, ms?: number): Promise<RegExpExecArray>;
+}
+
+function start(args: string[], env: Record<string, string>): Proc {
+  const [cmd, ...rest] = entrypoint();
+  // Only what the process needs: no tsx loader or test runner variables leak in.
+  const child = spawn(cmd!, [...rest, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  let buf = "";
+  const onData = (chunk: Buffer) => {
+    buf += chunk.toString("utf8");
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      lines.push(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+    for (const w of waiters) w();
+  };
+  child.stdout!.on("data", onData);
+  child.stderr!.on("data", onData);
+  const exited = new Promise<number | null>((resolve) =>
+    child.once("exit", (code) => {
+      resolve(code);
+      for (const w of waiters) w();
+    }),
+  );
+  const waitForLine = (re: RegExp, ms = 30_000) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const timer = setTimeout(() => done(new Error(`no line matching ${re} within ${ms} ms:\n${lines.join("\n")}`)), ms);
+      const check = () => {
+        for (const l of lines) {
+          const m = re.exec(l);
+          if (m) return done(undefined, m);
+        }
+        if (child.exitCode !== null) done(new Error(`exited ${child.exitCode} before a line matching ${re}:\n${lines.join("\n")}`));
+      };
+      const done = (err?: Error, m?: RegExpExecArray) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        if (err) reject(err);
+        else resolve(m!);
+      };
+      waiters.add(check);
+      check();
+    });
+  return { child, lines, exited, waitForLine };
+}
+
+async function get(url: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+  return { status: res.status, body: await res.text() };
+}
+
+/** SIGTERM, as Docker and Kubernetes stop a container; the process must exit 0 on its own. */
+async function stop(p: Proc): Promise<number | null> {
+  p.child.kill("SIGTERM");
+  const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 20_000).unref());
+  const code = await Promise.race([p.exited, timeout]);
+  if (code === "timeout") {
+    p.child.kill("SIGKILL");
+    throw new Error(`did not exit within 20 s of SIGTERM:\n${p.lines.join("\n")}`);
+  }
+  return code;
+}
+
+const running: Proc[] = [];
+const tracked = (p: Proc) => (running.push(p), p);
+
+beforeAll(() => {
+  // `npm test` builds before vitest, so this is an up-to-date incremental check there.
+  const r = spawnSync(process.execPath, [join(ROOT, "tools/build.mjs")], { cwd: ROOT, encoding: "utf8", timeout: 240_000 });
+  if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}\n${r.stderr}`);
+}, 250_000);
+
+afterAll(async () => {
+  for (const p of running) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+  await Promise.all(running.map((p) => p.exited));
+});
+
+describe("the image's entry point", () => {
+  it("refuses an unknown process and a start without the byok-dist condition", () => {
+    const [cmd, ...rest] = entrypoint();
+    const unknown = spawnSync(cmd!, [...rest, "frontend"], { cwd: ROOT, encoding: "utf8" });
+    expect(unknown.status).toBe(64);
+    expect(unknown.stderr).toContain("usage: byok <gateway|ingress|worker|admin|migrate>");
+    const plain = spawnSync(process.execPath, ["bin/byok.mjs", "gateway"], { cwd: ROOT, encoding: "utf8" });
+    expect(plain.status).toBe(64);
+    expect(plain.stderr).toContain("--conditions=byok-dist");
+  });
+
+  it("gateway: the embedded gateway starts from dist, answers /healthz, /readyz, /metrics and the healthcheck, and exits 0 on SIGTERM", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "byok-image-"));
+    try {
+      const gw = tracked(start(["gateway"], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", GATEWAY_DATA_DIR: join(dataDir, "pglite"), GATEWAY_LOG_LEVEL: "warn" }));
+      const [, url] = await gw.waitForLine(/listening on (http:\/\/\S+)/);
+      expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
+      expect((await get(`${url}/readyz`)).status).toBe(200);
+      expect((await get(`${url}/metrics`)).body).toContain("byok_run_sse_open");
+      const port = new URL(url!).port;
+      const health = spawnSync(process.execPath, ["bin/healthcheck.mjs"], { cwd: ROOT, env: { GATEWAY_PORT: port, GATEWAY_ADMIN_PORT: port }, encoding: "utf8" });
+      expect(health.status).toBe(0);
+      expect(await stop(gw)).toBe(0);
+      const after = spawnSync(process.execPath, ["bin/healthcheck.mjs"], { cwd: ROOT, env: { GATEWAY_PORT: port, GATEWAY_ADMIN_PORT: port }, encoding: "utf8" });
+      expect(after.status).toBe(1);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  describe("distributed processes against the real Redis and PostgreSQL", () => {
+    const id = randomUUID().slice(0, 8);
+    const schema = `t_image_${id}`;
+    const keyPrefix = `test:image:${id}`;
+    const queuePrefix = `{test-image-${id}}`;
+    const env = {
+      GATEWAY_MODE: "distributed",
+      GATEWAY_HOST: "127.0.0.1",
+      GATEWAY_PORT: "0",
+      DATABASE_URL,
+      REDIS_URL,
+      GATEWAY_DATABASE_SCHEMA: schema,
+      GATEWAY_REDIS_KEY_PREFIX: keyPrefix,
+      GATEWAY_QUEUE_PREFIX: queuePrefix,
+      GATEWAY_LOG_LEVEL: "warn",
+    };
+
+    afterAll(async () => {
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+      for (const pattern of [`${keyPrefix}:*`, `${queuePrefix}:*`]) {
+        let cursor = "0";
+        do {
+          const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
+          cursor = next;
+          if (keys.length > 0) await redis.del(...keys);
+        } while (cursor !== "0");
+      }
+      redis.disconnect();
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      await client.query(`drop schema if exists "${schema}" cascade`);
+      await client.end();
+    });
+
+    it("migrate applies every migration to DATABASE_URL and exits 0; a second run finds nothing to do", async () => {
+      for (let run = 0; run < 2; run++) {
+        const m = tracked(start(["migrate"], env));
+        const code = await m.exited;
+        expect(code, m.lines.join("\n")).toBe(0);
+        const report = JSON.parse(m.lines.find((l) => l.includes("migrations applied"))!) as { schema: string; applied: string[]; known: string[] };
+        expect(report.schema).toBe(schema);
+        expect(report.known.length).toBeGreaterThan(0);
+        expect(report.applied).toEqual(report.known);
+      }
+      const client = new pg.Client({ connectionString: DATABASE_URL });
+      await client.connect();
+      const { rows } = await client.query<{ n: string }>("select count(*)::text as n from information_schema.tables where table_schema = $1", [schema]);
+      await client.end();
+      expect(Number(rows[0]!.n)).toBeGreaterThan(3);
+    });
+
+    it("migrate without DATABASE_URL stops with a configuration error", async () => {
+      const m = tracked(start(["migrate"], { GATEWAY_LOG_LEVEL: "warn" }));
+      expect(await m.exited).toBe(1);
+      expect(m.lines.join("\n")).toContain("migrate needs DATABASE_URL");
+    });
+
+    it("ingress, worker and admin start from dist, answer /healthz, and exit 0 on SIGTERM", async () => {
+      const ingress = tracked(start(["ingress"], env));
+      const worker = tracked(start(["worker"], env));
+      const admin = tracked(start(["admin"], { ...env, GATEWAY_ADMIN_HOST: "127.0.0.1", GATEWAY_ADMIN_PORT: "0", GATEWAY_ADMIN_KEY: "image-test-admin-key-0123456789", GATEWAY_KEK: randomBytes(32).toString("base64") }));
+      const [[, ingressUrl], [, workerUrl], [, adminUrl]] = await Promise.all([
+        ingress.waitForLine(/^BYOK_READY ingress (\S+)/),
+        worker.waitForLine(/^BYOK_READY worker (\S+)/),
+        admin.waitForLine(/admin API listening on (\S+)/),
+      ]);
+      for (const url of [ingressUrl, workerUrl, adminUrl]) expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
+      expect((await get(`${ingressUrl}/readyz`)).status).toBe(200);
+      expect((await get(`${workerUrl}/readyz`)).status).toBe(200);
+      expect((await get(`${workerUrl}/metrics`)).body).toContain("byok_runs_active");
+      // The admin API itself still wants its key.
+      expect((await get(`${adminUrl}/v1/tenants`)).status).toBe(401);
+      expect(await Promise.all([stop(ingress), stop(worker), stop(admin)])).toEqual([0, 0, 0]);
+    });
+  });
+});

@@ -1,0 +1,1 @@
+export { runMigrations, type MigrationReport } from "./migrate.js";
