@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { watchOutput, type ProcessOutput } from "@byok/testing";
 import { ROOT } from "./repo.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -24,57 +25,20 @@ function entrypoint(): string[] {
   return [process.execPath, ...argv.slice(1)];
 }
 
-interface Proc {
+interface Proc extends ProcessOutput {
   child: ChildProcess;
-  lines: string[];
-  exited: Promise<number | null>;
-  waitForLine(re: RegExp, ms?: number): Promise<RegExpExecArray>;
 }
 
 function start(args: string[], env: Record<string, string>): Proc {
   const [cmd, ...rest] = entrypoint();
   // Only what the process needs: no tsx loader or test runner variables leak in.
   const child = spawn(cmd!, [...rest, ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  const lines: string[] = [];
-  const waiters = new Set<() => void>();
-  let buf = "";
-  const onData = (chunk: Buffer) => {
-    buf += chunk.toString("utf8");
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      lines.push(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-    for (const w of waiters) w();
-  };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
-      resolve(code);
-      for (const w of waiters) w();
-    }),
-  );
-  const waitForLine = (re: RegExp, ms = 30_000) =>
-    new Promise<RegExpExecArray>((resolve, reject) => {
-      const timer = setTimeout(() => done(new Error(`no line matching ${re} within ${ms} ms:\n${lines.join("\n")}`)), ms);
-      const check = () => {
-        for (const l of lines) {
-          const m = re.exec(l);
-          if (m) return done(undefined, m);
-        }
-        if (child.exitCode !== null) done(new Error(`exited ${child.exitCode} before a line matching ${re}:\n${lines.join("\n")}`));
-      };
-      const done = (err?: Error, m?: RegExpExecArray) => {
-        clearTimeout(timer);
-        waiters.delete(check);
-        if (err) reject(err);
-        else resolve(m!);
-      };
-      waiters.add(check);
-      check();
-    });
-  return { child, lines, exited, waitForLine };
+  return { child, ...watchOutput(child, args[0]) };
+}
+
+/** The first capture group of the first output line matching `re`. */
+async function captured(p: Proc, re: RegExp): Promise<string> {
+  return re.exec(await p.waitForLine(re, 60_000))![1]!;
 }
 
 async function get(url: string): Promise<{ status: number; body: string }> {
@@ -83,7 +47,7 @@ async function get(url: string): Promise<{ status: number; body: string }> {
 }
 
 /** SIGTERM, as Docker and Kubernetes stop a container; the process must exit 0 on its own. */
-async function stop(p: Proc): Promise<number | null> {
+async function stop(p: Proc): Promise<number | string | null> {
   p.child.kill("SIGTERM");
   const timeout = new Promise<"timeout">((r) => setTimeout(() => r("timeout"), 20_000).unref());
   const code = await Promise.race([p.exited, timeout]);
@@ -92,6 +56,13 @@ async function stop(p: Proc): Promise<number | null> {
     throw new Error(`did not exit within 20 s of SIGTERM:\n${p.lines.join("\n")}`);
   }
   return code;
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
 }
 
 const running: Proc[] = [];
@@ -104,7 +75,7 @@ beforeAll(() => {
 }, 250_000);
 
 afterAll(async () => {
-  for (const p of running) if (p.child.exitCode === null) p.child.kill("SIGKILL");
+  for (const p of running) if (p.exitCode() === undefined) p.child.kill("SIGKILL");
   await Promise.all(running.map((p) => p.exited));
 });
 
@@ -121,13 +92,17 @@ describe("the image's entry point", () => {
 
   it("gateway: the embedded gateway starts from dist, answers /healthz, /readyz, /metrics and the healthcheck, and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "byok-image-"));
+    const gatewaySchema = `t_image_gw_${randomUUID().slice(0, 8)}`;
     try {
-      const gw = tracked(start(["gateway"], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", GATEWAY_DATA_DIR: join(dataDir, "pglite"), GATEWAY_LOG_LEVEL: "warn" }));
-      const [, url] = await gw.waitForLine(/listening on (http:\/\/\S+)/);
+      // PostgreSQL rather than PGlite: the same compiled code, without PGlite's first-start cost.
+      const gw = tracked(
+        start(["gateway"], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", GATEWAY_DATA_DIR: join(dataDir, "pglite"), DATABASE_URL, GATEWAY_DATABASE_SCHEMA: gatewaySchema, GATEWAY_LOG_LEVEL: "warn" }),
+      );
+      const url = await captured(gw, /listening on (http:\/\/\S+)/);
       expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
       expect((await get(`${url}/readyz`)).status).toBe(200);
       expect((await get(`${url}/metrics`)).body).toContain("byok_run_sse_open");
-      const port = new URL(url!).port;
+      const port = new URL(url).port;
       const health = spawnSync(process.execPath, ["bin/healthcheck.mjs"], { cwd: ROOT, env: { GATEWAY_PORT: port, GATEWAY_ADMIN_PORT: port }, encoding: "utf8" });
       expect(health.status).toBe(0);
       expect(await stop(gw)).toBe(0);
@@ -135,6 +110,7 @@ describe("the image's entry point", () => {
       expect(after.status).toBe(1);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
+      await dropSchema(gatewaySchema);
     }
   });
 
@@ -166,10 +142,7 @@ describe("the image's entry point", () => {
         } while (cursor !== "0");
       }
       redis.disconnect();
-      const client = new pg.Client({ connectionString: DATABASE_URL });
-      await client.connect();
-      await client.query(`drop schema if exists "${schema}" cascade`);
-      await client.end();
+      await dropSchema(schema);
     });
 
     it("migrate applies every migration to DATABASE_URL and exits 0; a second run finds nothing to do", async () => {
@@ -199,10 +172,10 @@ describe("the image's entry point", () => {
       const ingress = tracked(start(["ingress"], env));
       const worker = tracked(start(["worker"], env));
       const admin = tracked(start(["admin"], { ...env, GATEWAY_ADMIN_HOST: "127.0.0.1", GATEWAY_ADMIN_PORT: "0", GATEWAY_ADMIN_KEY: "image-test-admin-key-0123456789", GATEWAY_KEK: randomBytes(32).toString("base64") }));
-      const [[, ingressUrl], [, workerUrl], [, adminUrl]] = await Promise.all([
-        ingress.waitForLine(/^BYOK_READY ingress (\S+)/),
-        worker.waitForLine(/^BYOK_READY worker (\S+)/),
-        admin.waitForLine(/admin API listening on (\S+)/),
+      const [ingressUrl, workerUrl, adminUrl] = await Promise.all([
+        captured(ingress, /^BYOK_READY ingress (\S+)/),
+        captured(worker, /^BYOK_READY worker (\S+)/),
+        captured(admin, /admin API listening on (\S+)/),
       ]);
       for (const url of [ingressUrl, workerUrl, adminUrl]) expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
       expect((await get(`${ingressUrl}/readyz`)).status).toBe(200);

@@ -2,3 +2,4 @@ export * from "./simulator/index.js";
 export * from "./client/index.js";
 export * from "./workspace/executor.js";
 export * from "./redis/private-server.js";
+export * from "./process/output.js";

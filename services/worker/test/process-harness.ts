@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStore } from "@byok/store";
-import { startSimulator, type Simulator } from "@byok/testing";
+import { startSimulator, watchOutput, type Simulator } from "@byok/testing";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -55,57 +55,13 @@ export async function spawnService(kind: ServiceKind, env: Record<string, string
     env: { ...process.env, ...env, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const lines: string[] = [];
-  const listeners = new Set<() => void>();
-  let code: number | null | undefined;
-  const exited = new Promise<number | string | null>((resolve) =>
-    child.once("exit", (c, s) => {
-      code = c;
-      resolve(c ?? s);
-      for (const l of listeners) l();
-    }),
-  );
-  let buf = "";
-  const onData = (chunk: Buffer) => {
-    buf += chunk.toString("utf8");
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      lines.push(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-    for (const l of listeners) l();
-  };
-  child.stdout?.on("data", onData);
-  child.stderr?.on("data", onData);
-  const waitForLine = (re: RegExp, ms = 20_000) =>
-    new Promise<string>((resolve, reject) => {
-      const check = () => {
-        const hit = lines.find((l) => re.test(l));
-        if (hit) {
-          done();
-          resolve(hit);
-        } else if (code !== undefined) {
-          done();
-          reject(new Error(`${kind} exited (${code}) before printing ${re}:\n${lines.slice(-30).join("\n")}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`${kind} did not print ${re} within ${ms} ms:\n${lines.slice(-30).join("\n")}`));
-      }, ms);
-      const done = () => {
-        clearTimeout(timer);
-        listeners.delete(check);
-      };
-      listeners.add(check);
-      check();
-    });
+  const { lines, exited, exitCode, waitForLine } = watchOutput(child, kind);
   let ready: string;
   try {
     ready = await waitForLine(/^BYOK_READY /, timeoutMs);
   } catch (err) {
     // Never leave a half-started service behind.
-    if (code === undefined) child.kill("SIGKILL");
+    if (exitCode() === undefined) child.kill("SIGKILL");
     throw err;
   }
   const [, , url, name] = ready.split(" ");
@@ -116,10 +72,10 @@ export async function spawnService(kind: ServiceKind, env: Record<string, string
     child,
     pid: child.pid!,
     lines,
-    exitCode: () => code,
+    exitCode,
     exited,
     signal: (sig) => {
-      if (code === undefined) child.kill(sig);
+      if (exitCode() === undefined) child.kill(sig);
     },
     waitForLine,
   };
