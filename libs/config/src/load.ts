@@ -84,6 +84,12 @@ const EnvSchema = z.object({
   GATEWAY_ADMIN_KEY: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
+/** Every environment variable loadConfig reads (deployment files are checked against it for typos). */
+export function configEnvNames(): string[] {
+  const fields = [TimersSchema, LimitsSchema, DistributedSchema].flatMap((s) => Object.keys(s.shape).map(envName));
+  return [...Object.keys(EnvSchema.shape), ...fields];
+}
+
 /** Environment variable for each timer / limit field, e.g. heartbeatMs → GATEWAY_HEARTBEAT_MS. */
 export function envName(field: string): string {
   return "GATEWAY_" + field.replace(/[A-Z]/g, (c) => "_" + c).toUpperCase();

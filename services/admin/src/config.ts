@@ -18,6 +18,9 @@ const Env = z.object({
   GATEWAY_KEK_DIR: z.string().optional(),
 });
 
+/** Every environment variable loadAdminConfig reads. */
+export const ADMIN_ENV_NAMES: readonly string[] = Object.keys(Env.shape);
+
 export interface AdminConfig {
   adminKey: string;
   host: string;
