@@ -2,15 +2,16 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin";
+import { createCompatHandler } from "@byok/compat";
 import { createInProcessDispatcher } from "@byok/agent";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { authenticatorFromConfig, createIngressHandler, OpenStreams } from "@byok/ingress";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
-import type { RetryPolicy } from "@byok/providers";
+import { retryPolicy, type RetryPolicy } from "@byok/providers";
 import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
-import { createServiceEngine, kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, tenancyEngineDeps } from "@byok/worker";
+import { createServiceEngine, kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, providerAdapters, tenancyEngineDeps } from "@byok/worker";
 
 /** Path prefix of the admin API on the embedded gateway's port (when GATEWAY_ADMIN_KEY is set). */
 export const ADMIN_PATH_PREFIX = "/admin";
@@ -76,10 +77,21 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
 
   const dispatcher = createInProcessDispatcher(engine, bus, logger);
+  const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
+  // OpenAI- and Anthropic-compatible endpoints on the same routes, meter and retry policy.
+  const compat = createCompatHandler({
+    auth,
+    resolveTargets: (modelId, tenantId) => tenancy.resolveTargets({ modelId, credentials: undefined, parameters: [], maxMode: false }, tenantId),
+    adapterFor: providerAdapters(config),
+    meter: tenancy.meter,
+    retryPolicy: retryPolicy(opts.retry),
+    logger,
+    maxBodyBytes: config.limits.maxPayloadBytes,
+  });
   const handler = createIngressHandler({
     bus,
     dispatcher,
-    auth: authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined }),
+    auth,
     timers: config.timers,
     limits: config.limits,
     logger,
@@ -100,7 +112,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       void admin(req, res);
       return;
     }
-    handler(req, res);
+    if (!compat(req, res)) handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

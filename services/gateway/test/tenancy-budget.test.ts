@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCursorClient, runRequestMessage } from "@byok/testing";
 import { ErrorDetails_Error } from "@byok/wire";
-import { startHarness, type Harness } from "./harness.js";
+import { adminCall, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-budget-tests-0123456789";
 
@@ -14,14 +14,7 @@ describe("a budget under 200 concurrent runs", () => {
   });
   afterAll(async () => h.close());
 
-  async function admin(method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await fetch(`${h.gw.adminUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  }
+  const admin = (method: string, path: string, body?: unknown) => adminCall(h.gw, ADMIN_KEY, method, path, body);
 
   it("admits at most 10 of 200 concurrent runs and refuses the others with a message naming the limit", async () => {
     // Output costs 1 µ$ a token, input nothing; a run reserves its 1000 max output tokens = 1000 µ$

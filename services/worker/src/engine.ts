@@ -7,6 +7,14 @@ import { registerSecret, type Logger } from "@byok/telemetry";
 
 const KINDS: ProviderKind[] = ["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"];
 
+/** One adapter per provider kind, as every service uses them (the engine and the compatible endpoints). */
+export function providerAdapters(config: Pick<GatewayConfig, "allowPrivateBaseUrls">): (kind: ProviderKind) => ProviderAdapter {
+  // Where private base URLs are refused, client-sent URLs are also checked at connect time.
+  const deps = config.allowPrivateBaseUrls ? {} : { clientUrlFetch: createAddressGuardedFetch() };
+  const adapters = Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k, deps)])) as Record<ProviderKind, ProviderAdapter>;
+  return (kind) => adapters[kind];
+}
+
 /**
  * The run engine as every service runs it (worker, embedded gateway): one adapter per
  * provider kind, the configured timers and web search, the tenancy hooks, secrets registered
@@ -21,13 +29,10 @@ export function createServiceEngine(opts: {
   retry?: Partial<RetryPolicy>;
 }): RunEngine {
   const { config } = opts;
-  // Where private base URLs are refused, client-sent URLs are also checked at connect time.
-  const deps = config.allowPrivateBaseUrls ? {} : { clientUrlFetch: createAddressGuardedFetch() };
-  const adapters = Object.fromEntries(KINDS.map((k) => [k, createProviderAdapter(k, deps)])) as Record<ProviderKind, ProviderAdapter>;
   return createRunEngine({
     bus: opts.bus,
     store: opts.store,
-    adapterFor: (kind) => adapters[kind],
+    adapterFor: providerAdapters(config),
     ...opts.tenancy,
     retryPolicy: retryPolicy(opts.retry),
     // Every engine timer comes from the validated config (reconnect grace, presence checks, …).

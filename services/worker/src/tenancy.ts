@@ -26,6 +26,9 @@ export interface TenantTargetResolverOptions {
   onError?: (err: unknown) => void;
 }
 
+/** What routing reads of a run (the compatible endpoints ask with a model id only). */
+export type RouteAsk = Pick<RunStart, "modelId" | "credentials" | "parameters" | "maxMode">;
+
 type CredRef = { kind: "store"; ref: string } | { kind: "env"; target: RouteTargetConfig };
 
 /**
@@ -33,7 +36,7 @@ type CredRef = { kind: "store"; ref: string } | { kind: "env"; target: RouteTarg
  * credentials opened with the KEK, or read from the environment for `apiKeyEnv` targets of the
  * configuration file); without one the run's client credentials decide, as before.
  */
-export function createTenantTargetResolver(opts: TenantTargetResolverOptions): (run: RunStart, tenantId: string) => Promise<TargetResolution> {
+export function createTenantTargetResolver(opts: TenantTargetResolverOptions): (run: RouteAsk, tenantId: string) => Promise<TargetResolution> {
   const baseUrlPolicy = { allowPrivateBaseUrls: opts.allowPrivateBaseUrls, allowList: opts.baseUrlAllowList };
   return async (run, tenantId) => {
     if (!run.modelId) return { ok: false, error: { kind: "bad_model", message: "The run names no model (requested_model.model_id is empty)." } };
@@ -213,7 +216,7 @@ export function tenancyEngineDeps(opts: {
   budgets: BudgetGuard;
   rates: RateLimiter;
   logger: Logger;
-}): { meter: RunMeterImpl; content: ContentPolicy; resolveTargets: (run: RunStart, tenantId: string) => Promise<TargetResolution> } {
+}): { meter: RunMeterImpl; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
   const { store, config, logger } = opts;
   return {
     meter: createRunMeter({

@@ -1,0 +1,197 @@
+/**
+ * One model call of a compatible endpoint, run the way the agent engine runs a pass: the
+ * tenant's route table gives the targets in failover order, every attempt is admitted and
+ * settled by the run meter (rate limit per request, budget reservation per attempt, one ledger
+ * row per attempt with exact usage and cost), the provider retry policy decides retries, and
+ * failover or retry happens only while nothing has reached the caller.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { TargetResolution } from "@byok/agent";
+import type { MeterAttempt, RunMeterImpl } from "@byok/metering";
+import {
+  decideRetry, estimateUsage, OutputMeter, ProviderError, requestChars,
+  type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort,
+  type RetryPolicy, type StopReason, type ToolSpec, type Usage,
+} from "@byok/providers";
+import { runErrorFromProvider } from "@byok/protocol";
+import type { Logger } from "@byok/telemetry";
+import { CompatError, compatErrorFromRun } from "./errors.js";
+
+/** What a vendor request asks for, in the gateway's provider-neutral terms. */
+export interface CompatCall {
+  /** The model id the caller named: looked up in the tenant's routes. */
+  modelId: string;
+  instructions: string;
+  items: ChatItem[];
+  tools: ToolSpec[];
+  /** The caller's output cap; a lower cap of the route wins. */
+  maxOutputTokens: number | undefined;
+  reasoningEffort: ReasoningEffort | undefined;
+  /** Anthropic `thinking.budget_tokens`, passed to Anthropic targets as is. */
+  thinkingBudgetTokens: number | undefined;
+  /** Sampling fields every vendor API names the same (`temperature`, `top_p`), merged into the upstream body. */
+  sampling: Record<string, number>;
+}
+
+/** Who is calling (from the gateway API key). */
+export interface CompatPrincipal {
+  tenantId: string;
+  userId: string | undefined;
+  keyId: string | undefined;
+}
+
+export interface CompatCallDeps {
+  /** The tenant's route for a model id → targets in failover order (the agent engine's resolver). */
+  resolveTargets(modelId: string, tenantId: string): Promise<TargetResolution>;
+  adapterFor(kind: ProviderKind): ProviderAdapter;
+  meter: RunMeterImpl;
+  retryPolicy: RetryPolicy;
+  logger: Logger;
+}
+
+/** Where the events of an attempt go: a vendor renderer (buffering, or streaming to the caller). */
+export interface CallSink {
+  event(ev: ProviderEvent): void;
+  /** True once anything reached the caller: from then on a failure ends the answer (no retry, no failover). */
+  readonly committed: boolean;
+  /** Forgets what the current attempt produced (before a retry or a failover). */
+  reset(): void;
+}
+
+export interface CallResult {
+  usage: Usage;
+  stopReason: StopReason | undefined;
+  target: ProviderTarget;
+}
+
+/**
+ * Runs `call` for `principal` under `requestId` (the id the caller sees: chatcmpl-…, resp_…,
+ * msg_…; the ledger rows carry it as request and conversation id). Throws CompatError; when
+ * `sink.committed` the caller's answer already started and the error must go in-stream.
+ */
+export async function runCall(
+  deps: CompatCallDeps,
+  principal: CompatPrincipal,
+  requestId: string,
+  call: CompatCall,
+  sink: CallSink,
+  signal: AbortSignal,
+): Promise<CallResult> {
+  const resolution = await deps.resolveTargets(call.modelId, principal.tenantId);
+  if (!resolution.ok) throw compatErrorFromRun(resolution.error, call.modelId);
+  const ref = { tenantId: principal.tenantId, requestId };
+  const meterPrincipal = { userId: principal.userId, keyId: principal.keyId, originalRequestId: undefined, ghostMode: false };
+  const admitted = await deps.meter.admitRun(ref, meterPrincipal);
+  if (!admitted.ok) throw compatErrorFromRun(admitted.error, call.modelId);
+
+  const targets = resolution.targets;
+  const modelCallId = `${requestId}-m1`;
+  const inputChars = requestChars(call);
+  let index = 0;
+  let attempt = 0;
+  let retries = { connect: 0, stream: 0 };
+  for (;;) {
+    const target = withCallOptions(targets[index]!, call);
+    attempt++;
+    const info: MeterAttempt = {
+      ref,
+      generation: 1,
+      conversationId: requestId,
+      modelCallId,
+      attempt,
+      principal: meterPrincipal,
+      modelId: call.modelId,
+      provider: target.kind,
+      upstreamModel: target.model,
+      credentialsSource: target.credentialsSource,
+      estimatedInputTokens: Math.ceil(inputChars / 4),
+      maxOutputTokens: target.maxOutputTokens,
+    };
+    const admission = await deps.meter.admitAttempt(info);
+    if (!admission.ok) throw compatErrorFromRun(admission.error, call.modelId);
+
+    const startedAt = Date.now();
+    const output = new OutputMeter();
+    let firstEventAt: number | undefined;
+    let usage: Usage | undefined;
+    let stopReason: StopReason | undefined;
+    let outcome: "ok" | "cancelled" | "failed" | "retried" = "failed";
+    let failure: ProviderError | undefined;
+    try {
+      const stream = deps.adapterFor(target.kind).stream({
+        target, instructions: call.instructions, items: call.items, tools: call.tools,
+        ...(call.reasoningEffort ? { reasoningEffort: call.reasoningEffort } : {}),
+        modelCallId, attempt, signal,
+      });
+      for await (const ev of stream) {
+        firstEventAt ??= Date.now();
+        if (ev.type === "text_delta" || ev.type === "tool_call_delta") output.add(ev.type === "text_delta" ? ev.text : ev.argsDelta);
+        if (ev.type === "reasoning_delta") output.add(ev.text, true);
+        if (ev.type === "completed") {
+          usage = ev.usage;
+          stopReason = ev.stopReason;
+          outcome = "ok";
+        }
+        sink.event(ev);
+      }
+    } catch (err) {
+      failure = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
+      usage = failure.partialUsage;
+      outcome = failure.kind === "cancelled" || signal.aborted ? "cancelled" : "failed";
+    }
+    // What follows a failure: a retry of this target, the next target, or the end.
+    const phase = firstEventAt === undefined ? "connect" : "stream";
+    const goOn = outcome === "failed" && failure !== undefined && !sink.committed;
+    const decision = goOn ? decideRetry(deps.retryPolicy, failure!, phase, retries[phase]) : undefined;
+    const failover = goOn && !decision?.retry && index + 1 < targets.length;
+    if (decision?.retry || failover) outcome = "retried";
+    await deps.meter
+      .settleAttempt(info, admission.ticket, {
+        outcome,
+        usage: usage ?? estimateUsage(inputChars, output),
+        ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
+        durationMs: Date.now() - startedAt,
+      })
+      .catch((err: unknown) => deps.logger.error({ err: err instanceof Error ? err.name : "unknown" }, "could not record a compatible endpoint attempt"));
+    if (outcome === "ok") return { usage: usage!, stopReason, target };
+    if (failure === undefined) throw new CompatError("upstream", "The model provider ended the answer without completing it.");
+    if (outcome === "cancelled") throw new CompatError("internal", "The request was canceled.");
+    deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, retry: decision?.retry ?? false, failover }, "compatible endpoint model call failed");
+    if (decision?.retry) {
+      retries[phase]++;
+      sink.reset();
+      await sleep(decision.delayMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) throw new CompatError("internal", "The request was canceled.");
+      continue;
+    }
+    if (failover) {
+      index++;
+      retries = { connect: 0, stream: 0 };
+      sink.reset();
+      continue;
+    }
+    throw compatErrorFromRun(runErrorFromProvider(failure, target.credentialsSource), call.modelId);
+  }
+}
+
+/** The route's target with the caller's output cap, thinking budget and sampling fields applied. */
+function withCallOptions(t: ProviderTarget, call: CompatCall): ProviderTarget {
+  const out: ProviderTarget = { ...t };
+  if (call.maxOutputTokens !== undefined) out.maxOutputTokens = Math.min(call.maxOutputTokens, t.maxOutputTokens ?? Number.MAX_SAFE_INTEGER);
+  const options: Record<string, unknown> = { ...t.options };
+  if (call.thinkingBudgetTokens !== undefined) options["thinkingBudgetTokens"] = call.thinkingBudgetTokens;
+  if (Object.keys(call.sampling).length > 0) {
+    const extra = typeof options["extraBody"] === "object" && options["extraBody"] !== null ? (options["extraBody"] as Record<string, unknown>) : {};
+    options["extraBody"] = { ...call.sampling, ...extra };
+  }
+  if (Object.keys(options).length > 0) out.options = options;
+  return out;
+}
+
+/** The sampling fields of a vendor request that every vendor API names the same. */
+export function samplingOf(r: { temperature?: number | null | undefined; top_p?: number | null | undefined }): Record<string, number> {
+  const out: Record<string, number> = {};
+  if (typeof r.temperature === "number") out["temperature"] = r.temperature;
+  if (typeof r.top_p === "number") out["top_p"] = r.top_p;
+  return out;
+}
