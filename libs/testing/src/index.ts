@@ -3,3 +3,4 @@ export * from "./client/index.js";
 export * from "./workspace/executor.js";
 export * from "./redis/private-server.js";
 export * from "./process/output.js";
+export * from "./fuzz.js";

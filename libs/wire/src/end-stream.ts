@@ -19,20 +19,26 @@ export type EndStream =
  * are decoded.
  */
 export function parseEndStream(payload: Uint8Array): EndStream {
-  const json = JSON.parse(new TextDecoder().decode(payload)) as {
-    error?: { code?: string; message?: string; details?: { type?: string; value?: string }[] };
-  };
-  if (!json.error) return { ok: true };
+  const json = JSON.parse(new TextDecoder().decode(payload)) as unknown;
+  // Found by fuzzing: `null`, numbers or arrays are valid JSON but no end-stream.
+  if (!isObject(json)) throw new SyntaxError("an end-stream payload must be a JSON object");
+  const error = json.error;
+  if (error === undefined || error === null) return { ok: true };
+  if (!isObject(error)) throw new SyntaxError("an end-stream `error` must be a JSON object");
   const errorDetails: ErrorDetails[] = [];
-  for (const d of json.error.details ?? []) {
-    if (d.type === "aiserver.v1.ErrorDetails" && typeof d.value === "string") {
+  for (const d of Array.isArray(error.details) ? error.details : []) {
+    if (isObject(d) && d.type === "aiserver.v1.ErrorDetails" && typeof d.value === "string") {
       errorDetails.push(fromBinary(ErrorDetailsSchema, Buffer.from(d.value, "base64")));
     }
   }
   return {
     ok: false,
-    code: (json.error.code ?? "unknown") as ConnectCodeName,
-    message: json.error.message ?? "",
+    code: (typeof error.code === "string" ? error.code : "unknown") as ConnectCodeName,
+    message: typeof error.message === "string" ? error.message : "",
     errorDetails,
   };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

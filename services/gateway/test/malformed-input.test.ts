@@ -4,7 +4,9 @@ import { request } from "node:http";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { fuzzRuns, reportFuzzCases } from "@byok/testing";
+import { BidiAppendRequestSchema, encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
 import { startHarness, type Harness } from "./harness.js";
 
 const BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend";
@@ -58,8 +60,17 @@ describe("malformed input on every Connect route", () => {
   });
   afterAll(async () => h.close());
 
-  it("answers random BidiAppend bodies (proto, JSON, gzip) with 4xx invalid_argument, never 5xx", async () => {
+  it("answers random BidiAppend bodies (proto, JSON, gzip, random payloads) with 4xx invalid_argument, never 5xx", async () => {
     let refused = 0;
+    const numRuns = fuzzRuns(400);
+    // A well-formed BidiAppendRequest whose payload is random bytes (hex or binary).
+    const randomPayload = fc.record({ payload: fc.uint8Array({ minLength: 1, maxLength: 64 }), hex: fc.boolean(), seqno: fc.bigInt({ min: -3n, max: 40n }) }).map(({ payload, hex, seqno }) =>
+      toBinary(BidiAppendRequestSchema, create(BidiAppendRequestSchema, {
+        requestId: { requestId: `fuzz-${Buffer.from(payload).toString("hex").slice(0, 12)}` },
+        appendSeqno: seqno,
+        ...(hex ? { data: Buffer.from(payload).toString("hex") } : { dataBinary: payload }),
+      })),
+    );
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -68,6 +79,7 @@ describe("malformed input on every Connect route", () => {
           fc.json().map((s) => ({ body: Buffer.from(s), type: "application/json", gzip: false })),
           fc.uint8Array({ maxLength: 256 }).map((b) => ({ body: gzipSync(b), type: "application/proto", gzip: true })),
           fc.uint8Array({ maxLength: 64 }).map((b) => ({ body: b, type: "application/proto", gzip: true })),
+          randomPayload.map((b) => ({ body: b, type: "application/proto", gzip: false })),
         ),
         async ({ body, type, gzip }) => {
           const r = await post(h.gw.url, BIDI_APPEND, body, { "content-type": type, ...(gzip ? { "content-encoding": "gzip" } : {}) });
@@ -78,9 +90,10 @@ describe("malformed input on every Connect route", () => {
           expectClientFault(unaryError(r), ["invalid_argument", "resource_exhausted"]);
         },
       ),
-      { numRuns: 400 },
+      { numRuns },
     );
-    expect(refused).toBeGreaterThan(300);
+    reportFuzzCases("http.bidi_append", numRuns);
+    expect(refused).toBeGreaterThan(numRuns / 2);
   });
 
   it("names the content types BidiAppend takes when another one is sent", async () => {
@@ -139,6 +152,7 @@ describe("malformed input on every Connect route", () => {
   });
 
   it("answers random RunSSE bodies with an end-stream invalid_argument carrying ErrorDetails", async () => {
+    const numRuns = fuzzRuns(200);
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
@@ -155,8 +169,9 @@ describe("malformed input on every Connect route", () => {
           if (!end.ok) expectClientFault(end, ["invalid_argument", "resource_exhausted"]);
         },
       ),
-      { numRuns: 200 },
+      { numRuns },
     );
+    reportFuzzCases("http.run_sse", numRuns);
   });
 
   it("refuses a RunSSE with a wrong content type, an oversized body and a compressed body without its encoding", async () => {

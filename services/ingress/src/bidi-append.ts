@@ -66,7 +66,9 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
           const payload = payloadOf(req, deps.limits.maxPayloadBytes);
           const decoded = decodeClientMessage(payload);
           if (!decoded.ok) {
-            throw invalidArgument(`BidiAppend payload is not a valid agent.v1.AgentClientMessage: ${decoded.reason}`);
+            // The decoder's own wording stays in the debug log; the client gets the protocol's words.
+            deps.logger.debug({ requestId, reason: decoded.reason }, "undecodable AgentClientMessage");
+            throw invalidArgument("BidiAppend payload is not a valid agent.v1.AgentClientMessage (binary protobuf: hex in `data` or raw bytes in `data_binary`).");
           }
           const ref = { tenantId: principal.tenantId, requestId };
           // Trace context plus who the run belongs to, stored with the entry for the worker.
