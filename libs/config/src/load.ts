@@ -5,6 +5,7 @@ import { z } from "zod";
 import {
   ConfigFileSchema, DistributedSchema, LimitsSchema, TimersSchema, type ConfigFile, type DistributedConfig, type Limits, type Timers,
 } from "./schema.js";
+import { ControlPlaneEnvSchema, controlPlaneOf, type ControlPlaneConfig } from "./control-plane.js";
 
 export type Mode = "embedded" | "distributed";
 
@@ -38,6 +39,8 @@ export interface GatewayConfig {
   kek: string | undefined;
   /** GATEWAY_ADMIN_KEY (≥ 16 chars): enables the admin API. Secret. */
   adminKey: string | undefined;
+  /** Tokens, agent transport, catalogue defaults, TLS (issue 11). */
+  controlPlane: ControlPlaneConfig;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
 }
 
@@ -125,6 +128,15 @@ export function loadConfig(
   const limits = LimitsSchema.safeParse(pick(env, LimitsSchema.shape));
   if (!limits.success) throw new ConfigError(formatIssues("limits", limits.error));
 
+  const cp = ControlPlaneEnvSchema.safeParse(env);
+  if (!cp.success) throw new ConfigError(formatIssues("environment", cp.error));
+  let controlPlane: ControlPlaneConfig;
+  try {
+    controlPlane = controlPlaneOf(cp.data);
+  } catch (err) {
+    throw new ConfigError(`environment: ${(err as Error).message}`);
+  }
+
   const distributed = DistributedSchema.safeParse(pick(env, DistributedSchema.shape));
   if (!distributed.success) throw new ConfigError(formatIssues("distributed", distributed.error));
 
@@ -210,6 +222,7 @@ export function loadConfig(
     auth: { mode: authMode, trustedHeaderSecret: e.data.GATEWAY_TRUSTED_HEADER_SECRET },
     kek: e.data.GATEWAY_KEK?.trim(),
     adminKey: e.data.GATEWAY_ADMIN_KEY,
+    controlPlane,
     logLevel: e.data.GATEWAY_LOG_LEVEL,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RouteCatalogueSchema } from "./control-plane.js";
 
 const ms = (def: number) => z.coerce.number().int().min(1).default(def);
 
@@ -104,6 +105,8 @@ export const RouteSchema = z.object({
   modelId: z.string().min(1),
   /** Tried in order; failover only before the first output reached the client. */
   targets: z.array(RouteTargetSchema).min(1),
+  /** What Cursor's model picker shows for this route (display name, aliases, capabilities). */
+  catalogue: RouteCatalogueSchema.optional(),
 });
 
 export const ConfigFileSchema = z.object({

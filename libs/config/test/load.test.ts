@@ -74,4 +74,23 @@ describe("loadConfig: distributed settings", () => {
     expect(() => loadConfig({ GATEWAY_QUEUE_PREFIX: "byok" })).toThrow(/queuePrefix/);
     expect(() => loadConfig({ GATEWAY_REDIS_KEY_PREFIX: "{x}" })).toThrow(/redisKeyPrefix/);
   });
+
+  it("parses the control plane: token key ring, lifetimes, transport; refuses bad keys and route catalogues without echoing secrets", () => {
+    const k1 = Buffer.alloc(32, 1).toString("base64");
+    const k2 = Buffer.alloc(48, 2).toString("base64");
+    const c = loadConfig({ GATEWAY_TOKEN_KEYS: `new:${k1}, old:${k2}`, GATEWAY_ACCESS_TOKEN_TTL_S: "900", GATEWAY_AGENT_TRANSPORT: "http2" });
+    expect(c.controlPlane.tokenKeys?.map((k) => [k.kid, k.secret.length])).toEqual([["new", 32], ["old", 48]]);
+    expect(c.controlPlane).toMatchObject({ accessTokenTtlS: 900, refreshTokenTtlS: 604800, tokenKeyRecheckMs: 5000, agentTransport: "http2" });
+    expect(loadConfig({}).controlPlane).toMatchObject({ tokenKeys: undefined, agentTransport: "http1", tls: undefined });
+    const short = Buffer.alloc(16, 3).toString("base64");
+    expect(() => loadConfig({ GATEWAY_TOKEN_KEYS: `a:${short}` })).toThrow(/at least 32 bytes/);
+    expect(() => loadConfig({ GATEWAY_TOKEN_KEYS: `a:${short}` })).not.toThrow(new RegExp(short.replace(/[+/=]/g, ".")));
+    expect(() => loadConfig({ GATEWAY_TOKEN_KEYS: `a:${k1},a:${k1}` })).toThrow(/listed twice/);
+    expect(() => loadConfig({ GATEWAY_TOKEN_KEYS: k1 })).toThrow(/kid/);
+    expect(() => loadConfig({ GATEWAY_TLS_CERT_FILE: "/x.pem" })).toThrow(/go together/);
+    const routes = (catalogue: unknown) => JSON.stringify([{ modelId: "m", targets: [{ provider: "openai-chat", model: "m" }], catalogue }]);
+    expect(loadConfig({ GATEWAY_ROUTES_JSON: routes({ displayName: "M", efforts: ["low", "high"], defaultEffort: "high" }) }).file.routes[0]?.catalogue).toMatchObject({ displayName: "M", aliases: [], thinking: false });
+    expect(() => loadConfig({ GATEWAY_ROUTES_JSON: routes({ efforts: ["low"], defaultEffort: "high" }) })).toThrow(/defaultEffort/);
+    expect(() => loadConfig({ GATEWAY_ROUTES_JSON: routes({ baseUrl: "https://x" }) })).toThrow(/catalogue/);
+  });
 });

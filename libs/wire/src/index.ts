@@ -15,6 +15,9 @@ export {
   file_aiserver_v1_aiserver,
 } from "./gen/aiserver/v1/aiserver_pb.js";
 export { file_agent_v1_agent } from "./gen/agent/v1/agent_pb.js";
+// The whole aiserver.v1 subset (control plane) under one name: several of its types share a
+// name with their agent.v1 copies (RequestedModel, ModelDetails, BidiRequestId ...).
+export * as aiserver from "./gen/aiserver/v1/aiserver_pb.js";
 export * from "./envelope.js";
 export * from "./hex.js";
 export * from "./end-stream.js";

@@ -3,7 +3,7 @@
  * @byok/config's RouteTarget shape plus `credentialsRef` (a tenant credential), and refuse
  * an inline `apiKey`: secrets go to /credentials, encrypted, never into a route row.
  */
-import { RouteTargetSchema } from "@byok/config";
+import { RouteCatalogueSchema, RouteTargetSchema, TenantPolicySchema } from "@byok/config";
 import { z } from "zod";
 import { HttpError } from "./http.js";
 
@@ -15,7 +15,9 @@ const limits = z.object({ tenant: budget.optional(), perUser: budget.optional(),
 const retention = z.enum(["full", "metadata", "none"]);
 
 export const CreateTenant = z.object({ tenantId: id, name: z.string().min(1), retention: retention.optional(), limits: limits.optional() }).strict();
-export const UpdateTenant = z.object({ name: z.string().min(1).optional(), retention: retention.optional(), limits: limits.optional() }).strict();
+export const UpdateTenant = z
+  .object({ name: z.string().min(1).optional(), retention: retention.optional(), limits: limits.optional(), policy: TenantPolicySchema.optional() })
+  .strict();
 export const CreateUser = z.object({ userId: id, externalId: z.string().min(1).optional(), email: z.string().min(3).optional(), limits: budget.optional() }).strict();
 export const SetUserLimits = z.object({ limits: budget }).strict();
 export const CreateKey = z.object({ name: z.string().min(1), userId: id.optional(), expiresAt: z.iso.datetime({ offset: true }).optional() }).strict();
@@ -24,7 +26,7 @@ export const TenantRouteTarget = RouteTargetSchema.extend({
   /** Name of a credential set with PUT /credentials/:ref. */
   credentialsRef: id.optional(),
 }).refine((t) => t.apiKey === undefined, { message: "inline apiKey is not accepted: store it with PUT /v1/tenants/:t/credentials/:ref and use credentialsRef" });
-export const SetRoute = z.object({ targets: z.array(TenantRouteTarget).min(1) }).strict();
+export const SetRoute = z.object({ targets: z.array(TenantRouteTarget).min(1), catalogue: RouteCatalogueSchema.optional() }).strict();
 
 export const SetCredential = z
   .object({

@@ -14,11 +14,12 @@ export const USAGE = `usage: cli.ts <command>
   tenant list | tenant get <tenantId>
   tenant set-limits <tenantId> --json '<TenantLimits JSON>'
   tenant set-retention <tenantId> <full|metadata|none>
+  tenant set-policy <tenantId> --json '<TenantPolicy JSON: {"defaultModel"?, "privacyMode"?: "user"|"enforced"}>'
   user create <tenantId> <userId> [--email <e>] [--external-id <id>]
   user list <tenantId>
   key create <tenantId> --name <name> [--user <userId>] [--expires <ISO time>]
   key list <tenantId> | key revoke <tenantId> <keyId>
-  route set <tenantId> <modelId> (--targets '<JSON array>' | --file <path.json>)
+  route set <tenantId> <modelId> (--targets '<JSON array>' | --file <path.json>) [--catalogue '<RouteCatalogue JSON>']
   route list <tenantId> | route delete <tenantId> <modelId>
   credential set <tenantId> <ref> (--api-key-env <VAR> | --aws-env)   (AWS: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY[, AWS_SESSION_TOKEN])
   credential list <tenantId> | credential delete <tenantId> <ref>
@@ -36,6 +37,7 @@ const OPTIONS = {
   user: { type: "string" },
   expires: { type: "string" },
   targets: { type: "string" },
+  catalogue: { type: "string" },
   file: { type: "string" },
   "api-key-env": { type: "string" },
   "aws-env": { type: "boolean" },
@@ -81,6 +83,8 @@ export async function runCli(argv: readonly string[], env: Record<string, string
       return show(await api.call("GET", t()));
     case "tenant set-limits":
       return show(await api.call("PATCH", t(), { limits: JSON.parse(need(o.json, "json")) as unknown }));
+    case "tenant set-policy":
+      return show(await api.call("PATCH", t(), { policy: JSON.parse(need(o.json, "json")) as unknown }));
     case "tenant set-retention":
       return show(await api.call("PATCH", t(), { retention: arg(3, "policy") }));
     case "user create":
@@ -95,7 +99,8 @@ export async function runCli(argv: readonly string[], env: Record<string, string
       return show(await api.call("POST", `${t()}/keys/${seg(3, "keyId")}/revoke`));
     case "route set": {
       const text = o.file !== undefined ? await readFile(o.file, "utf8") : need(o.targets, "targets or --file");
-      return show(await api.call("PUT", `${t()}/routes/${seg(3, "modelId")}`, { targets: JSON.parse(text) as unknown }));
+      const catalogue = o.catalogue === undefined ? {} : { catalogue: JSON.parse(o.catalogue) as unknown };
+      return show(await api.call("PUT", `${t()}/routes/${seg(3, "modelId")}`, { targets: JSON.parse(text) as unknown, ...catalogue }));
     }
     case "route list":
       return show(await api.call("GET", `${t()}/routes`));

@@ -108,7 +108,7 @@ export function adminRoutes(): Route<AdminContext>[] {
       ctx.audit.target = p.model;
       const body = B.parse(B.SetRoute, await readJson(ctx.req));
       ctx.audit.details = { targets: body.targets.map((x) => ({ provider: x.provider, model: x.model, credentialsRef: x.credentialsRef ?? null })) };
-      ctx.reply(200, { route: await ctx.store.routes.set(t.tenantId, p.model ?? "", body.targets) });
+      ctx.reply(200, { route: await ctx.store.routes.set(t.tenantId, p.model ?? "", body.targets, body.catalogue ?? {}) });
     }),
     route("DELETE", "/v1/tenants/:tenant/routes/:model", async (ctx, p) => {
       const t = await tenantOf(ctx, p.tenant ?? "", "route.delete");

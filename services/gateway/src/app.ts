@@ -6,6 +6,7 @@ import { createCompatHandler } from "@byok/compat";
 import { createInProcessDispatcher } from "@byok/agent";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
+import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { authenticatorFromConfig, createIngressHandler, OpenStreams } from "@byok/ingress";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import { retryPolicy, type RetryPolicy } from "@byok/providers";
@@ -52,12 +53,10 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const metrics = createMetrics();
   // KEK: GATEWAY_KEK when set; else generated once (0600) next to the PGlite data dir (the
   // standalone admin CLI finds it there too); an in-memory store gets a throw-away key.
-  const kek = await kekFor(
-    config,
-    config.store.driver === "pglite"
-      ? config.store.dataDir ? { dataDir: dirname(config.store.dataDir) } : "ephemeral"
-      : { dataDir: resolve(".data") },
-  );
+  // Generated keys (KEK, token signing) live next to the PGlite data dir; an in-memory store gets throw-away ones.
+  const keyDir =
+    config.store.driver === "pglite" ? (config.store.dataDir ? { dataDir: dirname(config.store.dataDir) } : ("ephemeral" as const)) : { dataDir: resolve(".data") };
+  const kek = await kekFor(config, keyDir);
   const store = await openGatewayStore(config, kek);
   const env = opts.env ?? process.env;
   let closeMetering = async () => {};
@@ -77,10 +76,17 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
 
   const dispatcher = createInProcessDispatcher(engine, bus, logger);
-  const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
+  const controlPlane = createControlPlane({
+    config,
+    store,
+    baseAuth: authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined }),
+    tokenKeys: await tokenKeysFor(config, keyDir),
+    metrics,
+    logger,
+  });
   // OpenAI- and Anthropic-compatible endpoints on the same routes, meter and retry policy.
   const compat = createCompatHandler({
-    auth,
+    auth: controlPlane.auth,
     resolveTargets: (modelId, tenantId) => tenancy.resolveTargets({ modelId, credentials: undefined, parameters: [], maxMode: false }, tenantId),
     adapterFor: providerAdapters(config),
     meter: tenancy.meter,
@@ -91,7 +97,8 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const handler = createIngressHandler({
     bus,
     dispatcher,
-    auth,
+    controlPlane,
+    auth: controlPlane.auth,
     timers: config.timers,
     limits: config.limits,
     logger,

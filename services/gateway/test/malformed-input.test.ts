@@ -146,9 +146,13 @@ describe("malformed input on every Connect route", () => {
     const get = await post(h.gw.url, BIDI_APPEND, new Uint8Array(), {}, "PUT");
     expect(get.status).toBe(405);
     expectClientFault(unaryError(get), ["invalid_argument"]);
-    const unknown = await post(h.gw.url, "/aiserver.v1.BidiService/NoSuchThing", new Uint8Array(), { "content-type": "application/proto" });
+    const unknown = await post(h.gw.url, "/agent.v1.NoSuchService/NoSuchThing", new Uint8Array(), { "content-type": "application/proto" });
     expect(unknown.status).toBe(404);
     expectClientFault(unaryError(unknown), ["not_found"]);
+    // An aiserver.v1 procedure the gateway does not serve is Connect's `unimplemented` (docs/control-plane.md).
+    const unserved = await post(h.gw.url, "/aiserver.v1.BidiService/NoSuchThing", new Uint8Array(), { "content-type": "application/proto" });
+    expect(unserved.status).toBe(501);
+    expectClientFault(unaryError(unserved), ["unimplemented"]);
   });
 
   it("answers random RunSSE bodies with an end-stream invalid_argument carrying ErrorDetails", async () => {

@@ -3,6 +3,7 @@ import { createStore } from "@byok/store";
 import { AuthConfigError, authenticatorFromConfig } from "./auth/index.js";
 import { startIngressService } from "./service.js";
 import { startServiceTracing } from "@byok/telemetry";
+import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 
 // An ingress replica (distributed mode): `tsx services/ingress/src/main.ts`.
 // Gateway authentication from GATEWAY_AUTH_MODE: api_key (default; keys verified against the
@@ -16,7 +17,11 @@ try {
       : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}) },
   );
   const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
-  const svc = await startIngressService(config, { auth, ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
+  const tokenKeys = await tokenKeysFor(config, undefined);
+  const svc = await startIngressService(config, {
+    controlPlane: ({ metrics, logger }) => createControlPlane({ config, store, baseAuth: auth, tokenKeys, metrics, logger }),
+    ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}),
+  });
   svc.logger.info({ url: svc.url, name: svc.name }, "ingress started");
   // One machine-readable line for scripts and tests.
   console.log(`BYOK_READY ingress ${svc.url} ${svc.name}`);

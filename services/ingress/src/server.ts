@@ -1,3 +1,5 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ConnectRouter } from "@connectrpc/connect";
 import type { Bus, RunDispatcher } from "@byok/bus";
 import { metricsHandler, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
@@ -26,6 +28,15 @@ export interface IngressDeps {
   ready(): Promise<void>;
   /** The replica's open RunSSE streams: the stream limit and the shutdown drain. */
   streams: OpenStreams;
+  /** The control plane (@byok/control-plane): its procedures join the router; its other paths come before the 404. */
+  controlPlane?: EdgeExtension;
+}
+
+/** What the control plane adds to the edge. */
+export interface EdgeExtension {
+  routes(router: ConnectRouter): void;
+  /** True when it served the request. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
 export type { NodeHandler };
@@ -40,6 +51,7 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
     routes(router) {
       router.rpc(BidiService.method.bidiAppend, createBidiAppendHandler(deps));
+      deps.controlPlane?.routes(router);
     },
   });
   const runSseFrames = createRunSseFrames(deps);
@@ -72,7 +84,7 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
     if (path !== RUN_SSE_PATH) {
       const procedure = connect.route(path ?? "");
       if (procedure) procedure(req, res);
-      else writeUnknownProcedure(res, path ?? "");
+      else if (!deps.controlPlane?.handle(req, res)) writeUnknownProcedure(res, path ?? "");
       return;
     }
     // RunSSE is served here rather than by connect-node: stored frames are forwarded as they

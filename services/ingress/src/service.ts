@@ -3,7 +3,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
-import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
+import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
+import type { ControlPlane } from "@byok/control-plane";
 import { createOpenAuthenticator, type Authenticator } from "./auth.js";
 import { busOptionsOf, redisTargetOf } from "@byok/config";
 import { createIngressHandler } from "./server.js";
@@ -31,6 +32,8 @@ export interface IngressServiceOptions {
   logger?: Logger;
   /** Default: open mode (one tenant). The tenancy issue supplies API-key authentication. */
   auth?: Authenticator;
+  /** The control plane (sign-in, catalogue, aiserver.v1 procedures); its authenticator then replaces `auth`. */
+  controlPlane?: (deps: { metrics: GatewayMetrics; logger: Logger }) => ControlPlane;
   name?: string;
 }
 
@@ -63,12 +66,14 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     onError: (err) => logger.warn({ err: err.message }, "run queue"),
   });
   const metrics = createMetrics();
+  const controlPlane = opts.controlPlane?.({ metrics, logger });
   const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
   const streams = new OpenStreams(config.limits.maxRunSseStreams);
   const handler = createIngressHandler({
     bus,
     dispatcher,
-    auth: opts.auth ?? createOpenAuthenticator(config.defaultTenant),
+    auth: controlPlane?.auth ?? opts.auth ?? createOpenAuthenticator(config.defaultTenant),
+    ...(controlPlane ? { controlPlane } : {}),
     timers: config.timers,
     limits: config.limits,
     logger,

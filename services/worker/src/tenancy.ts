@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { TargetResolution } from "@byok/agent";
 import type { RunPrincipal } from "@byok/bus";
-import { RouteTargetSchema, type GatewayConfig, type RouteConfig, type RouteTargetConfig } from "@byok/config";
+import { RouteCatalogueSchema, RouteTargetSchema, TenantPolicySchema, type GatewayConfig, type RouteConfig, type RouteTargetConfig } from "@byok/config";
 import {
   createMemoryBudgetGuard, createMemoryRateLimiter, createRedisBudgetGuard, createRedisRateLimiter, createRunMeter,
   type BudgetGuard, type RateLimiter, type RedisSource, type RunMeterImpl,
@@ -41,26 +41,31 @@ export function createTenantTargetResolver(opts: TenantTargetResolverOptions): (
   return async (run, tenantId) => {
     if (!run.modelId) return { ok: false, error: { kind: "bad_model", message: "The run names no model (requested_model.model_id is empty)." } };
     const refs = new Map<string, CredRef>();
-    const routes: Route[] = (await opts.store.routes.list(tenantId)).map((r) => ({
-      modelId: r.modelId,
-      targets: r.targets.flatMap((raw, ti): RouteTarget[] => {
-        const parsed = RouteTargetSchema.safeParse(raw);
-        if (!parsed.success) return [];
-        const t = parsed.data;
-        let credentials: RouteTarget["credentials"];
-        if (t.credentials === "client") credentials = { source: "client" };
-        else if (t.credentialsRef !== undefined) {
-          const ref = `store:${t.credentialsRef}`;
-          refs.set(ref, { kind: "store", ref: t.credentialsRef });
-          credentials = { source: "gateway", ref };
-        } else {
-          const ref = `env:${r.modelId}:${ti}`;
-          refs.set(ref, { kind: "env", target: t });
-          credentials = { source: "gateway", ref };
-        }
-        return [toRouteTarget(t, credentials)];
-      }),
-    }));
+    const routes: Route[] = (await opts.store.routes.list(tenantId)).flatMap((r) => {
+      const route: Route = {
+        modelId: r.modelId,
+        targets: r.targets.flatMap((raw, ti): RouteTarget[] => {
+          const parsed = RouteTargetSchema.safeParse(raw);
+          if (!parsed.success) return [];
+          const t = parsed.data;
+          let credentials: RouteTarget["credentials"];
+          if (t.credentials === "client") credentials = { source: "client" };
+          else if (t.credentialsRef !== undefined) {
+            const ref = `store:${t.credentialsRef}`;
+            refs.set(ref, { kind: "store", ref: t.credentialsRef });
+            credentials = { source: "gateway", ref };
+          } else {
+            const ref = `env:${r.modelId}:${ti}`;
+            refs.set(ref, { kind: "env", target: t });
+            credentials = { source: "gateway", ref };
+          }
+          return [toRouteTarget(t, credentials)];
+        }),
+      };
+      // A catalogue alias routes like the model id itself.
+      const aliases = RouteCatalogueSchema.safeParse(r.catalogue).data?.aliases ?? [];
+      return [route, ...aliases.map((a) => ({ ...route, modelId: a }))];
+    });
     // resolveRoute is pure: open the credentials of the matching route first.
     const held = new Map<string, GatewayCredential>();
     const route = findRoute(routes, run.modelId);
@@ -134,7 +139,7 @@ export async function applyFileRoutes(
   tenantId: string,
   routes: readonly RouteConfig[],
 ): Promise<void> {
-  const rows: { modelId: string; targets: Record<string, unknown>[] }[] = [];
+  const rows: { modelId: string; targets: Record<string, unknown>[]; catalogue?: Record<string, unknown> }[] = [];
   for (const r of routes) {
     const targets: Record<string, unknown>[] = [];
     for (const [i, t] of r.targets.entries()) {
@@ -147,7 +152,7 @@ export async function applyFileRoutes(
         targets.push({ ...rest });
       }
     }
-    rows.push({ modelId: r.modelId, targets });
+    rows.push({ modelId: r.modelId, targets, ...(r.catalogue ? { catalogue: { ...r.catalogue } } : {}) });
   }
   await store.routes.apply(tenantId, rows);
 }
@@ -159,23 +164,26 @@ export interface ContentPolicy {
 }
 
 /**
- * Retention and ghost mode (issue 6 §6). Ghost-mode runs and tenants with retention
- * `metadata` / `none` run with content kept in the run's own memory only (`ephemeral`): no
- * history, blob or checkpoint row is written; `metadata` still keeps the conversation row
- * (ids and timestamps). Tenant lookups are cached for `cacheMs`.
+ * Retention and ghost mode (issue 6 §6). Ghost-mode runs, runs of a tenant whose policy
+ * enforces privacy mode (as if every request said `x-ghost-mode: true`) and tenants with
+ * retention `metadata` / `none` run with content kept in the run's own memory only
+ * (`ephemeral`): no history, blob or checkpoint row is written; `metadata` still keeps the
+ * conversation row (ids and timestamps). Tenant lookups are cached for `cacheMs`.
  */
 export function createStoreContentPolicy(store: Pick<GatewayStore, "tenants">, opts: { cacheMs?: number } = {}): ContentPolicy {
   const cacheMs = opts.cacheMs ?? 5_000;
-  const cache = new Map<string, { at: number; retention: "full" | "metadata" | "none" }>();
+  const cache = new Map<string, { at: number; retention: "full" | "metadata" | "none"; privacyEnforced: boolean }>();
   return {
     async modeFor(tenantId, principal): Promise<ContentMode> {
       if (principal.ghostMode) return "ephemeral";
       let hit = cache.get(tenantId);
       if (!hit || Date.now() - hit.at > cacheMs) {
         const t = await store.tenants.get(tenantId);
-        hit = { at: Date.now(), retention: t?.retention ?? "full" };
+        const privacyEnforced = TenantPolicySchema.safeParse(t?.policy ?? {}).data?.privacyMode === "enforced";
+        hit = { at: Date.now(), retention: t?.retention ?? "full", privacyEnforced };
         cache.set(tenantId, hit);
       }
+      if (hit.privacyEnforced) return "ephemeral";
       if (hit.retention === "full") return "store";
       return hit.retention === "metadata" ? "ephemeral_keep_conversation" : "ephemeral";
     },

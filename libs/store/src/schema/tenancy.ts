@@ -17,6 +17,8 @@ export const tenants = pgTable(
     retention: text("retention").notNull().default("full"),
     /** Budgets and rate limits (TenantLimits JSON); {} = unlimited. */
     limits: jsonb("limits").$type<Record<string, unknown>>().notNull().default({}),
+    /** Control-plane policy (@byok/config TenantPolicy JSON: default model, privacy mode); {} = defaults. */
+    policy: jsonb("policy").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
   },
   (t) => [check("tenants_retention_ck", sql`${t.retention} in ('full', 'metadata', 'none')`)],
@@ -65,6 +67,8 @@ export const tenantRoutes = pgTable(
     modelId: text("model_id").notNull(),
     /** RouteTarget[] in the shape of @byok/config's RouteTargetSchema (validated by writers). */
     targets: jsonb("targets").$type<Record<string, unknown>[]>().notNull(),
+    /** What the model picker shows (@byok/config RouteCatalogue JSON); {} = the model id only. */
+    catalogue: jsonb("catalogue").$type<Record<string, unknown>>().notNull().default({}),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.modelId] })],

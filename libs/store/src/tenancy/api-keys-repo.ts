@@ -42,6 +42,11 @@ export function createApiKeyRepository(db: Db): ApiKeyRepository {
       return (await db.select().from(apiKeys).where(eq(apiKeys.tenantId, tenantId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.keyId))).map(toKey);
     },
 
+    async get(tenantId, keyId) {
+      const [row] = await db.select().from(apiKeys).where(and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.keyId, keyId)));
+      return row === undefined ? undefined : toKey(row);
+    },
+
     async revoke(tenantId, keyId) {
       const where = and(eq(apiKeys.tenantId, tenantId), eq(apiKeys.keyId, keyId));
       await db.update(apiKeys).set({ revokedAt: sql`now()` }).where(and(where, isNull(apiKeys.revokedAt)));

@@ -5,16 +5,16 @@ import { tenantRoutes } from "../schema.js";
 import type { RouteRepository, TenantRouteRecord } from "./types.js";
 
 export function createRouteRepository(db: Db): RouteRepository {
-  const upsert = (d: Pick<Db, "insert">, tenantId: string, modelId: string, targets: Record<string, unknown>[]) =>
+  const upsert = (d: Pick<Db, "insert">, tenantId: string, modelId: string, targets: Record<string, unknown>[], catalogue: Record<string, unknown> = {}) =>
     d
       .insert(tenantRoutes)
-      .values({ tenantId, modelId, targets })
-      .onConflictDoUpdate({ target: [tenantRoutes.tenantId, tenantRoutes.modelId], set: { targets, updatedAt: sql`now()` } })
+      .values({ tenantId, modelId, targets, catalogue })
+      .onConflictDoUpdate({ target: [tenantRoutes.tenantId, tenantRoutes.modelId], set: { targets, catalogue, updatedAt: sql`now()` } })
       .returning();
 
   return {
-    async set(tenantId, modelId, targets) {
-      const [row] = await upsert(db, tenantId, modelId, targets);
+    async set(tenantId, modelId, targets, catalogue) {
+      const [row] = await upsert(db, tenantId, modelId, targets, catalogue);
       if (row === undefined) throw new Error("upsert returned no row");
       return toRoute(row);
     },
@@ -22,7 +22,7 @@ export function createRouteRepository(db: Db): RouteRepository {
     async apply(tenantId, routes) {
       if (routes.length === 0) return;
       await db.transaction(async (tx) => {
-        for (const r of routes) await upsert(tx, tenantId, r.modelId, r.targets);
+        for (const r of routes) await upsert(tx, tenantId, r.modelId, r.targets, r.catalogue);
       });
     },
 
@@ -41,5 +41,5 @@ export function createRouteRepository(db: Db): RouteRepository {
 }
 
 function toRoute(r: typeof tenantRoutes.$inferSelect): TenantRouteRecord {
-  return { tenantId: r.tenantId, modelId: r.modelId, targets: r.targets, updatedAt: r.updatedAt };
+  return { tenantId: r.tenantId, modelId: r.modelId, targets: r.targets, catalogue: r.catalogue, updatedAt: r.updatedAt };
 }

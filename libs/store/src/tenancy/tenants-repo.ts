@@ -40,6 +40,7 @@ export function createTenantRepository(db: Db): TenantRepository {
       if (patch.name !== undefined) set.name = patch.name;
       if (patch.retention !== undefined) set.retention = patch.retention;
       if (patch.limits !== undefined) set.limits = limitsJson(patch.limits);
+      if (patch.policy !== undefined) set.policy = limitsJson(patch.policy);
       if (Object.keys(set).length === 0) return this.get(tenantId);
       const [row] = await db.update(tenants).set(set).where(eq(tenants.tenantId, tenantId)).returning();
       return row === undefined ? undefined : toTenant(row);
@@ -88,12 +89,12 @@ function must<T>(row: T | undefined): T {
   return row;
 }
 
-function limitsJson(l: TenantLimits | BudgetLimits): Record<string, unknown> {
+function limitsJson(l: TenantLimits | BudgetLimits | Record<string, unknown>): Record<string, unknown> {
   return JSON.parse(JSON.stringify(l)) as Record<string, unknown>;
 }
 
 function toTenant(r: typeof tenants.$inferSelect): TenantRecord {
-  return { tenantId: r.tenantId, name: r.name, retention: r.retention as RetentionPolicy, limits: r.limits as TenantLimits, createdAt: r.createdAt };
+  return { tenantId: r.tenantId, name: r.name, retention: r.retention as RetentionPolicy, limits: r.limits as TenantLimits, policy: r.policy, createdAt: r.createdAt };
 }
 
 function toUser(r: typeof users.$inferSelect): UserRecord {

@@ -35,6 +35,8 @@ export interface TenantRecord {
   name: string;
   retention: RetentionPolicy;
   limits: TenantLimits;
+  /** Control-plane policy in @byok/config's TenantPolicy shape, validated by the writer; {} = defaults. */
+  policy: Record<string, unknown>;
   createdAt: Date;
 }
 
@@ -55,8 +57,11 @@ export interface TenantRepository {
   get(tenantId: string): Promise<TenantRecord | undefined>;
   /** Every tenant, by id. An operator-only listing. */
   list(): Promise<TenantRecord[]>;
-  /** Changes retention and/or limits; undefined if the tenant does not exist. */
-  update(tenantId: string, patch: { name?: string; retention?: RetentionPolicy; limits?: TenantLimits }): Promise<TenantRecord | undefined>;
+  /** Changes retention, limits and/or policy; undefined if the tenant does not exist. */
+  update(
+    tenantId: string,
+    patch: { name?: string; retention?: RetentionPolicy; limits?: TenantLimits; policy?: Record<string, unknown> },
+  ): Promise<TenantRecord | undefined>;
 
   /** Creates a user of the tenant; StoreError "already_exists" for a taken id or external id. */
   createUser(u: { tenantId: string; userId: string; externalId?: string; email?: string; limits?: BudgetLimits }): Promise<UserRecord>;
@@ -94,6 +99,8 @@ export interface ApiKeyRepository {
    */
   create(k: { tenantId: string; userId?: string; name: string; expiresAt?: Date }): Promise<{ key: ApiKeyRecord; secret: string }>;
   list(tenantId: string): Promise<ApiKeyRecord[]>;
+  /** One key of the tenant (status fields included); undefined if unknown in this tenant. */
+  get(tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
   /** Marks the key revoked (idempotent: the first revocation time stays). undefined if unknown in this tenant. */
   revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
   /**
@@ -109,17 +116,19 @@ export interface TenantRouteRecord {
   tenantId: string;
   modelId: string;
   targets: Record<string, unknown>[];
+  /** @byok/config's RouteCatalogue shape, validated by the writer; {} = none given. */
+  catalogue: Record<string, unknown>;
   updatedAt: Date;
 }
 
 export interface RouteRepository {
-  /** Creates or replaces the tenant's route for `modelId`. */
-  set(tenantId: string, modelId: string, targets: Record<string, unknown>[]): Promise<TenantRouteRecord>;
+  /** Creates or replaces the tenant's route for `modelId` (catalogue default {}). */
+  set(tenantId: string, modelId: string, targets: Record<string, unknown>[], catalogue?: Record<string, unknown>): Promise<TenantRouteRecord>;
   /**
    * Applies a configuration file's routes to a tenant in one transaction: every named route
    * is replaced (the file wins), routes the file does not name stay.
    */
-  apply(tenantId: string, routes: readonly { modelId: string; targets: Record<string, unknown>[] }[]): Promise<void>;
+  apply(tenantId: string, routes: readonly { modelId: string; targets: Record<string, unknown>[]; catalogue?: Record<string, unknown> }[]): Promise<void>;
   list(tenantId: string): Promise<TenantRouteRecord[]>;
   /** True if a route was removed. */
   delete(tenantId: string, modelId: string): Promise<boolean>;

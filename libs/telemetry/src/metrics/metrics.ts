@@ -39,6 +39,14 @@ export interface GatewayMetrics {
   readonly framesDelivered: Counter;
   /** Control-plane (aiserver.v1 and /v1/models) calls by procedure and Connect code. */
   readonly controlPlaneCalls: Counter<"procedure" | "code">;
+  /** `/aiserver.v1.*` procedures answered `unimplemented`, by procedure (at most 200 names, then `other`). */
+  readonly unimplementedProcedures: Counter<"procedure">;
+  /** AnalyticsService/TrackEvents events accepted (counted, never stored). */
+  readonly analyticsEvents: Counter;
+  /** Session token grants by grant (`api_key`, `refresh`, `oauth_refresh`) and outcome (`issued`, `refused`). */
+  readonly sessionTokens: Counter<"grant" | "outcome">;
+  /** Client `/v1/traces` exports by outcome (`forwarded`, `dropped`). */
+  readonly clientTraceExports: Counter<"outcome">;
   // ---- runs (worker / embedded gateway) ----
   /** Generations started by this process (takeovers not included). */
   readonly runsStarted: Counter<"tenant">;
@@ -123,6 +131,15 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       labelNames: ["procedure", "code"],
       registers,
     }),
+    unimplementedProcedures: new Counter({
+      name: `${p}unimplemented_procedures_total`,
+      help: "aiserver.v1 procedures answered unimplemented, by procedure",
+      labelNames: ["procedure"],
+      registers,
+    }),
+    analyticsEvents: new Counter({ name: `${p}analytics_events_total`, help: "TrackEvents events accepted (never stored)", registers }),
+    sessionTokens: new Counter({ name: `${p}session_tokens_total`, help: "Session token grants by grant and outcome", labelNames: ["grant", "outcome"], registers }),
+    clientTraceExports: new Counter({ name: `${p}client_trace_exports_total`, help: "Client /v1/traces exports by outcome", labelNames: ["outcome"], registers }),
     runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Generations started (takeovers excluded)", labelNames: ["tenant"], registers }),
     runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Generations ended by end code", labelNames: ["code", "tenant"], registers }),
     runsActive: new Gauge({ name: `${p}runs_active`, help: "Generations executing in this process", registers }),

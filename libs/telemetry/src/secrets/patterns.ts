@@ -11,6 +11,8 @@ const VALUE_PATTERNS: readonly { re: RegExp; replace: string }[] = [
   { re: /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{8,}/g, replace: REDACTED },
   // AWS access key ids (long-lived AKIA, temporary ASIA).
   { re: /(?<![A-Z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Z0-9])/g, replace: REDACTED },
+  // JWTs (the gateway's own session tokens and any other): header.payload.signature.
+  { re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, replace: REDACTED },
   // Google API keys.
   { re: /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}/g, replace: REDACTED },
 ];

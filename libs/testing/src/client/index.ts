@@ -17,3 +17,13 @@ export {
   type RunTurnResult,
   type TurnHandle,
 } from "./client.js";
+export {
+  controlPlaneClients,
+  exchangeApiKey,
+  listModels,
+  signInLikeCursor,
+  type ControlPlaneClients,
+  type ModelsList,
+  type PreRunAnswers,
+  type SignInResult,
+} from "./control-plane.js";
