@@ -9,7 +9,7 @@ import { decodeJwt } from "jose";
 import { createTokenService } from "@byok/control-plane";
 import { controlPlaneClients, createCursorClient, exchangeApiKey, listModels, runRequestMessage, signInLikeCursor } from "@byok/testing";
 import { aiserver, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
-import { startHarness, type Harness } from "./harness.js";
+import { adminCall, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-control-plane-tests-0123";
 const SIM_KEY = "sk-tenant-credential-cp-abcdef0123456789";
@@ -35,14 +35,7 @@ function checked<D extends DescMessage>(schema: D, m: MessageShape<D>): MessageS
 describe("control plane through the embedded gateway", () => {
   let h: Harness;
 
-  async function admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${h.gw.adminUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as T };
-  }
+  const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => adminCall<T>(h.gw, ADMIN_KEY, method, path, body);
 
   async function tenant(id: string, policy: Record<string, unknown> = {}): Promise<{ secret: string; keyId: string }> {
     expect((await admin("POST", "/v1/tenants", { tenantId: id, name: id })).status).toBe(201);

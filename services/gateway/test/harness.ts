@@ -112,11 +112,17 @@ export async function startHarness(
 }
 
 /** One admin API call on the embedded gateway (`/admin`), JSON in and out. */
-export async function adminCall(gw: EmbeddedGateway, adminKey: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function adminCall<T = Record<string, unknown>>(
+  gw: EmbeddedGateway,
+  adminKey: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const res = await fetch(`${gw.adminUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, body: (await res.json()) as T };
 }

@@ -9,7 +9,7 @@ import { createLogger } from "@byok/telemetry";
 import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, type CursorClient } from "@byok/testing";
 import { memoryMetering, tenancyEngineDeps } from "@byok/worker";
 import { AgentClientMessageSchema, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
-import { GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
+import { adminCall, GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-tenancy-tests-0123456789";
 const SIM_KEY = "sk-tenant-credential-abcdef0123456789";
@@ -39,14 +39,7 @@ describe("tenancy through the embedded gateway", () => {
   let n = 0;
   const rid = (p: string) => `${p}-${++n}`;
 
-  async function admin<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${h.gw.adminUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return { status: res.status, body: (await res.json()) as T };
-  }
+  const admin = <T = Record<string, unknown>>(method: string, path: string, body?: unknown) => adminCall<T>(h.gw, ADMIN_KEY, method, path, body);
 
   /** A tenant with a key, a sealed credential and a route to the simulator. */
   async function tenant(id: string, opts: { retention?: string; limits?: Record<string, unknown> } = {}): Promise<{ client: CursorClient; secret: string; keyId: string }> {
