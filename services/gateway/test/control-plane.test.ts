@@ -72,7 +72,7 @@ describe("control plane through the embedded gateway", () => {
     secrets = [SIM_KEY, h.sim.url.replace(/^http:\/\//, ""), ADMIN_KEY];
     acme = await tenant("acme", { defaultModel: "acme-thinker" });
     globex = await tenant("globex", { privacyMode: "enforced" });
-  });
+  }, 120_000);
   afterAll(async () => h?.close());
 
   it("runs Cursor's observed call sequence for two tenants: exchange, models, the Connect calls, then RunSSE + BidiAppend with the session token", async () => {
