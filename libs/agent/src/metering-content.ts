@@ -1,7 +1,7 @@
 /**
- * Content policy of a run (issue 6 §6: retention and ghost mode). The engine asks once per
- * generation, after it knows the run's principal, how it may store content, and then writes
- * history, blobs and the conversation row through the Store `contentStore` returns.
+ * Content policy of a run (retention and ghost mode). The engine asks once per generation,
+ * after it knows the run's principal, how it may store content, and then writes history,
+ * blobs and the conversation row through the Store `contentStore` returns.
  *
  * - `store`: everything goes to the store (retention `full`).
  * - `ephemeral`: no conversation, history, checkpoint or blob row is written; the run keeps
@@ -10,8 +10,9 @@
  * - `ephemeral_keep_conversation`: as `ephemeral`, but the conversation row (ids and
  *   timestamps, no content) is written (retention `metadata`).
  *
- * Takeover of an ephemeral run rebuilds from the bus snapshot only: the history the previous
- * owner held in memory is gone, so a cut model call re-runs with what the store holds.
+ * The history an ephemeral run holds in memory is what its prompt is rebuilt from, so it
+ * travels in the run's takeover snapshot (Redis, fenced, expiring with the generation; never
+ * the store): a new owner adopts it and re-runs a cut pass with the same messages.
  */
 import type { RunPrincipal } from "@byok/bus";
 import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "@byok/store";
@@ -22,14 +23,33 @@ export interface ContentPolicy {
   modeFor(tenantId: string, principal: RunPrincipal): Promise<ContentMode>;
 }
 
-/** The Store a run writes content through under `mode`. */
-export function contentStore(store: Store, mode: ContentMode): Store {
-  if (mode === "store") return store;
-  const history: HistoryEntry[] = [];
-  const dedupe = new Set<string>();
+/** History an ephemeral run holds only in memory, in append order (seq = position). */
+export interface HeldContent {
+  history: NewHistoryEntry[];
+}
+
+export interface RunContent {
+  /** The Store the run writes content through. */
+  store: Store;
+  /** Ephemeral modes only: what the run holds in memory, for its snapshot, and a takeover's adoption of it. */
+  held?: {
+    current(): HeldContent;
+    adopt(held: HeldContent): void;
+  };
+}
+
+/** Where a run writes content under `mode`. */
+export function contentStore(store: Store, mode: ContentMode): RunContent {
+  if (mode === "store") return { store };
+  let history: HistoryEntry[] = [];
+  let dedupe = new Set<string>();
   const blobs = new Map<string, Uint8Array>();
   const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
-  return {
+  const dedupeKey = (e: NewHistoryEntry) => {
+    const d = typeof e.body === "object" && e.body !== null ? (e.body as { dedupeKey?: unknown }).dedupeKey : undefined;
+    return typeof d === "string" ? `${e.conversationId}\u0000${e.requestId}\u0000${e.generation}\u0000${d}` : undefined;
+  };
+  const ephemeral: Store = {
     ...store,
     async upsertConversation(tenantId, conversationId, meta): Promise<ConversationRecord> {
       if (mode === "ephemeral_keep_conversation") return store.upsertConversation(tenantId, conversationId, meta);
@@ -39,8 +59,7 @@ export function contentStore(store: Store, mode: ContentMode): Store {
     async appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]> {
       const out: HistoryEntry[] = [];
       for (const e of entries) {
-        const d = typeof e.body === "object" && e.body !== null ? (e.body as { dedupeKey?: unknown }).dedupeKey : undefined;
-        const key = typeof d === "string" ? `${e.conversationId}\u0000${e.requestId}\u0000${e.generation}\u0000${d}` : undefined;
+        const key = dedupeKey(e);
         if (key !== undefined && dedupe.has(key)) continue;
         if (key !== undefined) dedupe.add(key);
         const row: HistoryEntry = { ...e, seq: history.length, createdAt: new Date() };
@@ -68,6 +87,17 @@ export function contentStore(store: Store, mode: ContentMode): Store {
     },
     async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
       return blobs.get(hex(blobId)) ?? store.getBlob(tenantId, blobId);
+    },
+  };
+  return {
+    store: ephemeral,
+    held: {
+      current: () => ({ history: history.map(({ seq: _seq, createdAt: _at, ...e }) => e) }),
+      adopt(held) {
+        const now = new Date();
+        history = held.history.map((e, seq) => ({ ...e, seq, createdAt: now }));
+        dedupe = new Set(held.history.map(dedupeKey).filter((k): k is string => k !== undefined));
+      },
     },
   };
 }

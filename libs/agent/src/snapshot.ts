@@ -1,10 +1,11 @@
 import type { RunStateSnapshot } from "@byok/protocol";
+import type { HeldContent } from "./metering-content.js";
 
 /**
  * The durable part of a live run that the next owner needs after a takeover (ARCHITECTURE.md
  * property 5), saved to the bus after every batch of events, fenced by epoch: the state
- * machine's snapshot plus the engine's cursors. The run request itself is re-read from the
- * input entry at `runRequestIndex`.
+ * machine's snapshot plus the engine's cursors (and an ephemeral run's own history). The run
+ * request itself is re-read from the input entry at `runRequestIndex`.
  */
 export interface RunSnapshot {
   v: 2;
@@ -18,6 +19,12 @@ export interface RunSnapshot {
   retries: { connect: number; stream: number };
   targetIndex: number;
   state: RunStateSnapshot;
+  /**
+   * Ephemeral runs (ghost mode, retention `metadata` / `none`): the history the run holds only
+   * in memory, so a new owner rebuilds the same prompt. It lives here, in the bus (expiring
+   * with the generation), and never in the store.
+   */
+  content?: HeldContent;
 }
 
 export function encodeSnapshot(s: RunSnapshot): Uint8Array {

@@ -4,22 +4,12 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryBus, type Bus } from "@byok/bus";
-import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
 import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, ErrorDetails_Error, ErrorDetailsSchema } from "@byok/wire";
-import { createInProcessDispatcher, createRunEngine, UNMETERED, type RunMeter } from "../src/index.js";
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error("the generation never ended");
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { createInProcessDispatcher, UNMETERED, type RunMeter } from "../src/index.js";
+import { testEngine, waitFor } from "./engine-fixture.js";
 
 describe("an engine crash in embedded mode", () => {
   let sim: Simulator;
@@ -38,19 +28,7 @@ describe("an engine crash in embedded mode", () => {
   });
 
   function dispatcherWith(faults: { store?: Partial<Store>; meter?: Partial<RunMeter> }) {
-    const engine = createRunEngine({
-      bus,
-      store: { ...store, ...faults.store },
-      adapterFor: (k) => createProviderAdapter(k),
-      resolveTargets: () => ({
-        ok: true as const,
-        targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-crash-test-key", credentialsSource: "gateway" as const }],
-      }),
-      retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-      timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250 },
-      logger: createLogger({ service: "test", level: "silent" }),
-      meter: { ...UNMETERED, ...faults.meter },
-    });
+    const engine = testEngine(sim, bus, { ...store, ...faults.store }, { meter: { ...UNMETERED, ...faults.meter } });
     return createInProcessDispatcher(engine, bus, createLogger({ service: "test", level: "silent" }));
   }
 
@@ -78,25 +56,13 @@ describe("an engine crash in embedded mode", () => {
     expect(JSON.stringify(end)).not.toContain("injected fault");
   }
 
-  it("a store write that throws on the run's path", async () => {
-    const end = await runOnce("crash-store", {
-      store: {
-        appendHistory: async () => {
-          throw new Error("injected fault: history write");
-        },
-      },
-    });
-    expectInternal(end);
-  });
-
-  it("a task beside the loop that throws (the attempt's budget admission)", async () => {
-    const end = await runOnce("crash-meter", {
-      meter: {
-        admitAttempt: async () => {
-          throw new Error("injected fault: admission");
-        },
-      },
-    });
-    expectInternal(end);
+  const fault = (where: string) => async (): Promise<never> => {
+    throw new Error(`injected fault: ${where}`);
+  };
+  it.each([
+    ["a store write that throws on the run's path", "crash-store", { store: { appendHistory: fault("history write") } }],
+    ["a task beside the loop that throws (the attempt's budget admission)", "crash-meter", { meter: { admitAttempt: fault("admission") } }],
+  ] as const)("%s", async (_name, requestId, faults) => {
+    expectInternal(await runOnce(requestId, faults));
   });
 });

@@ -4,48 +4,11 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryBus, type Bus } from "@byok/bus";
-import { retryPolicy } from "@byok/providers";
-import { createProviderAdapter } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
-import { createLogger } from "@byok/telemetry";
 import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
-import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
-import { createRunEngine, type RunEngine } from "../src/index.js";
-
-function describeFrame(m: AgentServerMessage): string {
-  if (m.message.case !== "interactionUpdate") return String(m.message.case);
-  const u = m.message.value.message;
-  if (u.case === "textDelta") return `${u.value.isServerNotice ? "notice" : "text"}:${u.value.text.trim()}`;
-  return String(u.case);
-}
-
-/** Acts as the Cursor client's blob store: acknowledges every set_blob_args through the input. */
-function ackKv(bus: Bus, ref: { tenantId: string; requestId: string }): () => void {
-  let seqno = 2n;
-  let read = 0;
-  let busy = Promise.resolve();
-  const stop = bus.watch(ref, () => {
-    busy = busy.then(async () => {
-      const out = await bus.readOutput(ref, 1, read, 1000);
-      for (const e of out.entries) {
-        read = e.index + 1;
-        const m = fromBinary(AgentServerMessageSchema, e.frame);
-        if (m.message.case !== "kvServerMessage") continue;
-        const ack = create(AgentClientMessageSchema, { message: { case: "kvClientMessage", value: { id: m.message.value.id, message: { case: "setBlobResult", value: {} } } } });
-        await bus.appendInput(ref, seqno++, toBinary(AgentClientMessageSchema, ack), {});
-      }
-    });
-  });
-  return stop;
-}
-
-async function waitFor(fn: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
+import type { RunEngine } from "../src/index.js";
+import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
 
 describe("takeover of a live run", () => {
   let sim: Simulator;
@@ -57,21 +20,7 @@ describe("takeover of a live run", () => {
     sim = await startSimulator();
     bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
     store = await createStore({ driver: "pglite" });
-    // One fixed gateway target: routing itself is tested where it lives (libs/providers, tenancy).
-    const resolveTargets = () => ({
-      ok: true as const,
-      targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-takeover-test-key", credentialsSource: "gateway" as const }],
-    });
-    engine = () =>
-      createRunEngine({
-        bus,
-        store,
-        adapterFor: (k) => createProviderAdapter(k),
-        resolveTargets,
-        retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-        timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250 },
-        logger: createLogger({ service: "test", level: "silent" }),
-      });
+    engine = () => testEngine(sim, bus, store);
   });
   afterAll(async () => {
     await bus.close();

@@ -1,10 +1,12 @@
-// Fault tests with real processes: kill -9 of a worker mid-stream, graceful SIGTERM, and a
-// stalled (SIGSTOP) worker that resumes after the takeover and is fenced.
+// Fault tests with real processes: kill -9 of a worker mid-stream (also for runs whose content
+// must stay out of Postgres: ghost mode, retention `metadata`), graceful SIGTERM, and a stalled
+// (SIGSTOP) worker that resumes after the takeover and is fenced.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCursorClient, runRequestMessage } from "@byok/testing";
 import { decodeFrames, describeFrame, encodeFrames, isText, jobOwner, xrangeFrames } from "./frames.js";
-import { logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
+import { createStore } from "@byok/store";
+import { DATABASE_URL, logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
 
 function slowScript(tag: string, chunks: number, chunkDelayMs: number) {
   return { text: Array.from({ length: chunks }, (_, i) => `${tag}-${i} `), chunkDelayMs, usage: { inputTokens: 5, outputTokens: chunks } };
@@ -13,20 +15,25 @@ function slowScript(tag: string, chunks: number, chunkDelayMs: number) {
 describe("worker faults (real processes)", () => {
   let c: TestCluster;
   beforeAll(async () => {
-    c = await startTestCluster({ ingress: 2, workers: 2 });
+    c = await startTestCluster({ ingress: 2, workers: 2, tenants: [{ tenantId: "meta-only", retention: "metadata" }] });
   });
   afterAll(async () => {
     await c?.close();
   });
 
   /** Runs one turn; `during` is called once, after the first non-notice text delta reached the client. */
-  async function turnWithFault(requestId: string, during: (owner: ServiceProcess) => Promise<void>) {
-    const ref = { tenantId: "default", requestId };
-    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
+  async function turnWithFault(
+    requestId: string,
+    during: (owner: ServiceProcess) => Promise<void>,
+    as: { tenantId: string; ghostMode?: boolean; text?: string } = { tenantId: "default" },
+  ) {
+    const ref = { tenantId: as.tenantId, requestId };
+    const authToken = as.tenantId === "default" ? c.authToken : c.tenantTokens[as.tenantId]!;
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken, ghostMode: as.ghostMode ?? false });
     let faulted = false;
     const result = await client.runTurn({
       requestId,
-      message: runRequestMessage({ text: "count slowly", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }),
+      message: runRequestMessage({ text: as.text ?? "count slowly", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }),
       onMessage: async (m) => {
         if (faulted || !isText(m)) return;
         faulted = true;
@@ -61,6 +68,36 @@ describe("worker faults (real processes)", () => {
     expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
     // Replace the killed worker for the next tests.
     c.workers = [...c.workers.filter((w) => w !== killed), await c.spawn("worker")];
+  });
+
+  it.each([
+    ["x-ghost-mode: true", { tenantId: "default", ghostMode: true }],
+    ["a tenant with retention metadata", { tenantId: "meta-only" }],
+  ] as const)("kill -9 mid-stream of a run that stores no content (%s): the re-run sends the provider the same messages", async (_name, as) => {
+    c.sim.enqueue(slowScript("private", 30, 100), { text: ["private ", "re-run"], usage: { inputTokens: 6, outputTokens: 2 } });
+    const before = c.sim.requests.length;
+    const requestId = `kill9-private-${randomUUID()}`;
+    const text = `a question that must not reach Postgres ${randomUUID()}`;
+    let killed: ServiceProcess | undefined;
+    const { result } = await turnWithFault(requestId, async (owner) => {
+      killed = owner;
+      owner.signal("SIGKILL");
+      await owner.exited;
+    }, { ...as, text });
+    c.workers = [...c.workers.filter((w) => w !== killed), await c.spawn("worker")];
+    expect(result.end).toEqual({ ok: true });
+    const got = result.messages.map(describeFrame);
+    expect(got.slice(got.findIndex((f) => f.startsWith("notice:")) + 1).filter((f) => f.startsWith("text:"))).toEqual(["text:private", "text:re-run"]);
+    const [first, reRun] = c.sim.requests.slice(before).map((r) => (r.body as { messages: unknown[] }).messages);
+    expect(JSON.stringify(first)).toContain(text);
+    expect(reRun).toEqual(first);
+    // Still nothing of the conversation's content in Postgres.
+    const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema: c.schema });
+    try {
+      expect(await store.listHistory(as.tenantId, `conv-${requestId}`)).toEqual([]);
+    } finally {
+      await store.close();
+    }
   });
 
   it("SIGTERM hands the running generation back to the queue: another worker continues it at once", async () => {

@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { createStore } from "@byok/store";
-import { startSimulator, watchOutput, type Simulator } from "@byok/testing";
+import { createStore, type RetentionPolicy } from "@byok/store";
+import { deleteKeysMatching, startSimulator, watchOutput, type Simulator } from "@byok/testing";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -88,6 +88,8 @@ export interface TestClusterOptions {
   env?: Record<string, string>;
   /** Redis for bus and queue (default the shared one). */
   redisUrl?: string;
+  /** Tenants besides `default`, each with one API key (`TestCluster.tenantTokens`). */
+  tenants?: { tenantId: string; retention: RetentionPolicy }[];
 }
 
 export interface TestCluster {
@@ -101,6 +103,8 @@ export interface TestCluster {
   schema: string;
   /** A gateway API key of the default tenant (distributed ingress authenticates with API keys). */
   authToken: string;
+  /** An API key of each extra tenant of `TestClusterOptions.tenants`. */
+  tenantTokens: Record<string, string>;
   redis: Redis;
   spawn(kind: ServiceKind, extraEnv?: Record<string, string>): Promise<ServiceProcess>;
   close(): Promise<void>;
@@ -128,10 +132,17 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const queuePrefix = `{test-q-${id}}`;
   const schema = `t_cluster_${id}`;
   const sim = await startSimulator();
+  const routeTarget = { provider: "openai-chat", model: "sim-model", baseUrl: `${sim.url}/v1`, apiKeyEnv: "TEST_PROVIDER_KEY" };
   // Migrate the private schema once, before any service starts (they would race otherwise).
   const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
   await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
   const { secret: authToken } = await store.apiKeys.create({ tenantId: "default", name: "fault-tests" });
+  const tenantTokens: Record<string, string> = {};
+  for (const t of opts.tenants ?? []) {
+    await store.tenants.create({ tenantId: t.tenantId, name: t.tenantId, retention: t.retention });
+    await store.routes.set(t.tenantId, TEST_MODEL, [routeTarget]);
+    tenantTokens[t.tenantId] = (await store.apiKeys.create({ tenantId: t.tenantId, name: "fault-tests" })).secret;
+  }
   await store.close();
   const redisUrl = opts.redisUrl ?? REDIS_URL;
   const env: Record<string, string> = {
@@ -146,7 +157,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
     TEST_PROVIDER_KEY: "sk-cluster-test-0123456789abcdef",
     GATEWAY_ROUTES_JSON: JSON.stringify([
-      { modelId: TEST_MODEL, targets: [{ provider: "openai-chat", model: "sim-model", baseUrl: `${sim.url}/v1`, apiKeyEnv: "TEST_PROVIDER_KEY" }] },
+      { modelId: TEST_MODEL, targets: [routeTarget] },
     ]),
     ...FAST_TIMERS,
     ...opts.env,
@@ -163,8 +174,8 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     for (const p of procs) p.signal("SIGKILL");
     await Promise.all(procs.map((p) => p.exited));
     await sim.close();
-    await deleteByPattern(redis, `${keyPrefix}:*`).catch(() => undefined);
-    await deleteByPattern(redis, `${queuePrefix}:*`).catch(() => undefined);
+    await deleteKeysMatching(redis, `${keyPrefix}:*`).catch(() => undefined);
+    await deleteKeysMatching(redis, `${queuePrefix}:*`).catch(() => undefined);
     redis.disconnect();
     const client = new pg.Client({ connectionString: DATABASE_URL });
     await client.connect();
@@ -193,20 +204,11 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     queuePrefix,
     schema,
     authToken,
+    tenantTokens,
     redis,
     spawn: spawnOne,
     close: cleanup,
   };
-}
-
-/** SCAN MATCH + UNLINK (the Redis may be shared: never FLUSHDB). */
-export async function deleteByPattern(redis: Redis, pattern: string): Promise<void> {
-  let cursor = "0";
-  do {
-    const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== "0");
 }
 
 /** JSON log lines of a process (pino), parsed; other lines skipped. */

@@ -12,10 +12,10 @@ import { createRunEngine, type RunEngine } from "@byok/agent";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import { runRequestMessage, startSimulator } from "@byok/testing";
+import { deleteKeysMatching, runRequestMessage, startSimulator } from "@byok/testing";
 import { AgentClientMessageSchema, ErrorDetails_Error, ErrorDetailsSchema } from "@byok/wire";
 import { createRunWorker } from "../src/worker.js";
-import { deleteByPattern, REDIS_URL, waitFor } from "./process-harness.js";
+import { REDIS_URL, waitFor } from "./process-harness.js";
 
 const logger = createLogger({ service: "test", level: (process.env.TEST_LOG_LEVEL ?? "silent") as "silent" });
 
@@ -39,8 +39,8 @@ describe("run worker (in process)", () => {
   afterAll(async () => {
     await dispatcher.close();
     await bus.close();
-    await deleteByPattern(admin, `${keyPrefix}:*`);
-    await deleteByPattern(admin, `${queue.prefix}:*`);
+    await deleteKeysMatching(admin, `${keyPrefix}:*`);
+    await deleteKeysMatching(admin, `${queue.prefix}:*`);
     await admin.quit();
   });
 

@@ -5,6 +5,7 @@ import type { Store } from "@byok/store";
 import type { Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
+import type { RunContent } from "../metering-content.js";
 import type { RunEngineDeps } from "../ports.js";
 
 /** A queued event, with the input entry it came from (for snapshots). */
@@ -42,6 +43,8 @@ export class RunContext {
   traceCarrier: TraceCarrier = {};
   /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
   content: Store;
+  /** Ephemeral runs: the content held only in memory (it travels in the takeover snapshot). */
+  held: RunContent["held"];
 
   // Input cursors.
   /** Next input entry to read. */

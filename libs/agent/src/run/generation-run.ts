@@ -45,7 +45,11 @@ export class GenerationRun {
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         ctx.epoch = await bus.claim(this.ref, this.generation);
         ctx.principal = principalFromMeta(first?.trace);
-        if (ctx.deps.content) ctx.content = contentStore(ctx.deps.store, await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal));
+        if (ctx.deps.content) {
+          const content = contentStore(ctx.deps.store, await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal));
+          ctx.content = content.store;
+          ctx.held = content.held;
+        }
         if (!(await restore(ctx))) {
           // A new run: rate limits apply to run starts (not to every append or takeover).
           const admitted = await ctx.meter.admitRun(this.ref, ctx.principal);

@@ -24,6 +24,8 @@ export async function restore(ctx: RunContext): Promise<boolean> {
   ctx.outputFrames = snap.outputFrames;
   ctx.retries = snap.retries;
   ctx.targetIndex = snap.targetIndex;
+  // An ephemeral run's own history (never in the store) is what its prompt is rebuilt from.
+  if (snap.content) ctx.held?.adopt(snap.content);
   ctx.log.warn({ phase: snap.state.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
   if (run && ctx.state.phase !== "awaiting_run" && ctx.state.phase !== "ended") {
     // The provider stream of the previous owner is gone: re-run the pass from stored history.
@@ -92,6 +94,7 @@ export async function saveSnapshot(ctx: RunContext): Promise<void> {
     retries: ctx.retries,
     targetIndex: ctx.targetIndex,
     state: snapshotRunState(ctx.state),
+    ...(ctx.held ? { content: ctx.held.current() } : {}),
   };
   if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, encodeSnapshot(snap)))) {
     ctx.loseOwnership({ reason: "fenced", on: "snapshot" });

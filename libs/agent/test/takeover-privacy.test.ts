@@ -1,0 +1,92 @@
+// Takeover of a run whose content must not reach the store (ghost mode, retention `none` /
+// `metadata`): the history the first owner held in memory travels in its snapshot, so the new
+// owner's re-run sends the provider the same messages as the first attempt — on the memory bus
+// and on the Redis bus — and the store still holds no content.
+import { randomUUID } from "node:crypto";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryBus, createRedisBus, type Bus, type BusOptions } from "@byok/bus";
+import { createStore, type Store } from "@byok/store";
+import { deleteKeysMatching, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
+import type { ContentMode } from "../src/metering-content.js";
+import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const OPTIONS: BusOptions = { seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 };
+
+let sim: Simulator;
+let store: Store;
+beforeAll(async () => {
+  sim = await startSimulator();
+  store = await createStore({ driver: "pglite" });
+});
+afterAll(async () => {
+  await store.close();
+  await sim.close();
+});
+
+describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run that stores no content (%s bus)", (busKind) => {
+  const keyPrefix = `test:agent:privacy:${randomUUID().slice(0, 8)}`;
+  let bus: Bus;
+
+  beforeAll(() => {
+    bus = busKind === "memory" ? createMemoryBus(OPTIONS) : createRedisBus({ redis: REDIS_URL, keyPrefix, options: OPTIONS });
+  });
+  afterAll(async () => {
+    await bus.close();
+    if (busKind === "redis") {
+      const redis = new Redis(REDIS_URL);
+      await deleteKeysMatching(redis, `${keyPrefix}:*`);
+      await redis.quit();
+    }
+  });
+
+  // ghost mode and retention `none` → ephemeral; retention `metadata` → ephemeral_keep_conversation.
+  it.each(["ephemeral", "ephemeral_keep_conversation", "store"] as const)("content mode %s", async (mode: ContentMode) => {
+    const conversationId = `c-${mode}-${randomUUID().slice(0, 8)}`;
+    const ref = { tenantId: "t", requestId: `privacy-${randomUUID()}` };
+    sim.enqueue(
+      { text: ["cut-a ", "cut-b ", "cut-c ", "cut-d"], chunkDelayMs: 150, usage: { inputTokens: 5, outputTokens: 4 } },
+      { text: ["re-run"], usage: { inputTokens: 6, outputTokens: 2 } },
+    );
+    const before = sim.requests.length;
+    const engine = () => testEngine(sim, bus, store, { content: { modeFor: async () => mode } });
+    const msg = runRequestMessage({ text: `the user's question (${mode})`, conversationId, modelId: "m" });
+    await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+    const stopAcks = ackKv(bus, ref);
+    try {
+      const first = new AbortController();
+      const firstRun = engine().runGeneration(ref, 1, first.signal);
+      await waitFor(async () =>
+        (await bus.readOutput(ref, 1, 0, 100)).entries.some((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:")),
+      );
+      first.abort(); // the first owner stops mid-stream, as a killed worker would
+      await firstRun;
+
+      await engine().runGeneration(ref, 1);
+      const out = await bus.readOutput(ref, 1, 0, 1000);
+      expect(out.end).toEqual({ ok: true });
+      const frames = out.entries.map((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)));
+      expect(frames.some((f) => f.startsWith("notice:"))).toBe(true);
+      expect(frames).toContain("text:re-run");
+    } finally {
+      stopAcks();
+    }
+
+    const [firstAttempt, reRun] = sim.requests.slice(before).map((r) => (r.body as { messages: unknown[] }).messages);
+    expect(JSON.stringify(firstAttempt)).toContain(`the user's question (${mode})`);
+    expect(reRun).toEqual(firstAttempt);
+
+    const history = await store.listHistory("t", conversationId);
+    const conversation = await store.getConversation("t", conversationId);
+    if (mode === "store") {
+      expect(history.map((h) => h.kind)).toEqual(["user", "assistant", "assistant"]);
+      expect(conversation).toBeDefined();
+    } else {
+      expect(history).toEqual([]);
+      expect(conversation === undefined).toBe(mode === "ephemeral");
+    }
+  });
+});
