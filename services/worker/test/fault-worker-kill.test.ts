@@ -16,7 +16,7 @@ describe("worker faults (real processes)", () => {
   let c: TestCluster;
   beforeAll(async () => {
     c = await startTestCluster({ ingress: 2, workers: 2, tenants: [{ tenantId: "meta-only", retention: "metadata" }] });
-  });
+  }, 180_000); // four processes start at once; on a loaded CI machine that takes a while
   afterAll(async () => {
     await c?.close();
   });

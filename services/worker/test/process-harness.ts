@@ -49,7 +49,7 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false | null>
 }
 
 /** Spawns one service and resolves once it printed its BYOK_READY line. */
-export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
+export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = 90_000): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN[kind]], {
     cwd: ROOT,
     env: { ...process.env, ...env, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0" },
