@@ -119,7 +119,7 @@ describe("run worker (in process)", () => {
       await store.close();
       await sim.close();
     }
-  });
+  }, 120_000); // PGlite starts inside the test: slow on a loaded machine
 
   it("close() hands a running generation back to the queue instead of completing it", async () => {
     let started = false;
