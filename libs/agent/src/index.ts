@@ -4,6 +4,6 @@ export { createInProcessDispatcher } from "./dispatcher.js";
 export { endFailedGeneration, INTERNAL_RUN_ERROR } from "./failed-run.js";
 export { chatItemsFromHistory } from "./history.js";
 export {
-  UNMETERED, estimateTokens, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
+  UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";

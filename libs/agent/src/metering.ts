@@ -49,8 +49,3 @@ export const UNMETERED: RunMeter = {
   admitAttempt: async () => ({ ok: true, ticket: undefined }),
   settleAttempt: async () => {},
 };
-
-/** chars/4, the usual rough token estimate. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}

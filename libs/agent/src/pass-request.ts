@@ -1,8 +1,7 @@
-import type { ChatItem, ToolSpec } from "@byok/providers";
+import { estimateTokens, type ChatItem, type ToolSpec } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, toolContextOf, toolsFor, type RunState } from "@byok/protocol";
 import type { HistoryEntry } from "@byok/store";
 import { chatItemsFromHistory } from "./history.js";
-import { estimateTokens } from "./metering.js";
 
 const DEFAULT_INSTRUCTIONS =
   "You are a helpful coding assistant working inside the user's editor. Answer clearly and concisely.";
@@ -14,42 +13,97 @@ const SUMMARIZE_PROMPT = "Summarize the conversation so far for continuing it la
 
 /** A pass estimated above this share of the model's context window is preceded by compaction. */
 const COMPACTION_THRESHOLD = 0.8;
+/** After a provider's context-length refusal, the recent tail kept verbatim fits this share of the window. */
+const TAIL_SHARE = 0.5;
+/** A summary pass reads at most this share of the window of older history (the oldest is left out first). */
+const SUMMARY_INPUT_SHARE = 0.8;
 
 /** What the next provider pass is, decided from the run's state and its stored history. */
 export type PassRequest =
-  | { kind: "call"; instructions: string; items: ChatItem[]; tools: ToolSpec[] }
+  | { kind: "call"; instructions: string; items: ChatItem[]; tools: ToolSpec[]; inputTokens: number }
   /** A resume with nothing stored to resume. */
   | { kind: "nothing_to_resume" }
   /** The pass would not fit: compact history before `coversBeforeSeq` first. */
   | { kind: "compact"; coversBeforeSeq: number; estimate: number; window: number };
 
+export interface PassOptions {
+  attempt: number;
+  /** The target's context window (route config); DEFAULT_CONTEXT_WINDOW when absent. */
+  contextWindow: number | undefined;
+  /** Upstream model name: picks the token estimator. */
+  model: string;
+  defaultInstructions: string | undefined;
+  nowMs: number;
+}
+
+/** The one way a pass's input is counted: instructions, conversation and tool schemas. */
+function passTokens(instructions: string, items: readonly ChatItem[], tools: readonly ToolSpec[], model: string): number {
+  return estimateTokens(`${instructions}\n${JSON.stringify(items)}\n${JSON.stringify(tools)}`, model);
+}
+
 /**
  * Builds the next pass: a summary pass (summarize action or compaction in progress: summary
  * instructions, no tools), or the run's pass with the tools of its mode. Pure.
  */
-export function passRequest(
-  state: RunState,
-  history: readonly HistoryEntry[],
-  opts: { attempt: number; contextWindow: number | undefined; defaultInstructions: string | undefined; nowMs: number },
-): PassRequest {
+export function passRequest(state: RunState, history: readonly HistoryEntry[], opts: PassOptions): PassRequest {
   const run = state.run!;
   const compacting = state.compacting;
   const covered = compacting?.coversBeforeSeq;
   const items = chatItemsFromHistory(covered === undefined ? history : history.filter((e) => e.seq < covered));
   if (run.kind === "resume" && items.length === 0) return { kind: "nothing_to_resume" };
+  const window = compacting?.window ?? opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
   if (run.kind === "summarize" || compacting) {
     const guidance = compacting?.hookMessage ? `\n\nGuidance from the user's pre-compaction hook: ${compacting.hookMessage}` : "";
-    return { kind: "call", instructions: SUMMARIZE_INSTRUCTIONS, items: [...items, { role: "user", text: SUMMARIZE_PROMPT + guidance }], tools: [] };
+    const prompt: ChatItem = { role: "user", text: SUMMARIZE_PROMPT + guidance };
+    const older = newestThatFit(items, SUMMARY_INPUT_SHARE * window, opts.model);
+    const all = [...older, prompt];
+    return { kind: "call", instructions: SUMMARIZE_INSTRUCTIONS, items: all, tools: [], inputTokens: passTokens(SUMMARIZE_INSTRUCTIONS, all, [], opts.model) };
   }
   const tools = toolsFor(toolContextOf(state, opts.nowMs));
+  const instructions = run.customSystemPrompt || opts.defaultInstructions || DEFAULT_INSTRUCTIONS;
+  const inputTokens = passTokens(instructions, items, tools, opts.model);
   if (opts.attempt === 1 && !state.compactedInTurn) {
     // Near the context window: compact the history before the current turn first (once a turn).
-    const window = opts.contextWindow ?? DEFAULT_CONTEXT_WINDOW;
-    const estimate = estimateTokens(JSON.stringify(items).length + JSON.stringify(tools).length);
     const lastUser = history.findLast((e) => e.kind === "user" && !e.interrupted);
-    if (estimate > COMPACTION_THRESHOLD * window && lastUser && history.some((e) => e.seq < lastUser.seq && e.kind !== "summary")) {
-      return { kind: "compact", coversBeforeSeq: lastUser.seq, estimate, window };
+    if (inputTokens > COMPACTION_THRESHOLD * window && lastUser && history.some((e) => e.seq < lastUser.seq && e.kind !== "summary")) {
+      return { kind: "compact", coversBeforeSeq: lastUser.seq, estimate: inputTokens, window };
     }
   }
-  return { kind: "call", instructions: run.customSystemPrompt || opts.defaultInstructions || DEFAULT_INSTRUCTIONS, items, tools };
+  return { kind: "call", instructions, items, tools, inputTokens };
+}
+
+/**
+ * Where to cut history when the provider refused a pass as too long for its context window:
+ * the most recent entries that fit TAIL_SHARE of `window` stay verbatim (never starting with
+ * a tool result, whose call would be summarized away), everything before is summarized.
+ * Undefined when there is nothing before the tail to summarize, or when the latest entry alone
+ * does not fit the tail's share. Pure.
+ */
+export function overflowCut(history: readonly HistoryEntry[], window: number, model: string): number | undefined {
+  const durable = history.filter((e) => !e.interrupted && e.kind !== "summary");
+  let budget = TAIL_SHARE * window;
+  let cut = durable.length;
+  while (cut > 0) {
+    const cost = estimateTokens(JSON.stringify(chatItemsFromHistory([durable[cut - 1]!])), model);
+    if (cost > budget) break;
+    budget -= cost;
+    cut--;
+  }
+  while (cut < durable.length && durable[cut]!.kind === "tool") cut++;
+  // Nothing older to summarize, or even the latest entry alone is too large: compaction cannot help.
+  if (cut === 0 || cut === durable.length) return undefined;
+  return durable[cut]!.seq;
+}
+
+/** The newest items that fit `budget` tokens, in order (the oldest are left out first). */
+function newestThatFit(items: readonly ChatItem[], budget: number, model: string): ChatItem[] {
+  let left = budget;
+  let from = items.length;
+  while (from > 0) {
+    const cost = estimateTokens(JSON.stringify(items[from - 1]), model);
+    if (cost > left) break;
+    left -= cost;
+    from--;
+  }
+  return items.slice(from);
 }

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { TargetResolution } from "@byok/agent";
 import type { MeterAttempt, RunMeterImpl } from "@byok/metering";
 import {
-  decideRetry, estimateUsage, OutputMeter, ProviderError, requestChars,
+  decideRetry, estimateTokens, estimateUsage, OutputMeter, ProviderError, requestText,
   type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort,
   type RetryPolicy, type StopReason, type ToolSpec, type Usage,
 } from "@byok/providers";
@@ -86,13 +86,14 @@ export async function runCall(
 
   const targets = resolution.targets;
   const modelCallId = `${requestId}-m1`;
-  const inputChars = requestChars(call);
+  const input = requestText(call);
   let index = 0;
   let attempt = 0;
   let retries = { connect: 0, stream: 0 };
   for (;;) {
     const target = withCallOptions(targets[index]!, call);
     attempt++;
+    const inputTokens = estimateTokens(input, target.model);
     const info: MeterAttempt = {
       ref,
       generation: 1,
@@ -104,7 +105,7 @@ export async function runCall(
       provider: target.kind,
       upstreamModel: target.model,
       credentialsSource: target.credentialsSource,
-      estimatedInputTokens: Math.ceil(inputChars / 4),
+      estimatedInputTokens: inputTokens,
       maxOutputTokens: target.maxOutputTokens,
     };
     const admission = await deps.meter.admitAttempt(info);
@@ -148,7 +149,7 @@ export async function runCall(
     await deps.meter
       .settleAttempt(info, admission.ticket, {
         outcome,
-        usage: usage ?? estimateUsage(inputChars, output),
+        usage: usage ?? estimateUsage(inputTokens, output, target.model),
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
         durationMs: Date.now() - startedAt,
       })

@@ -2,7 +2,7 @@
  * @byok/metering: pricing, monthly budgets and per-minute rate limits, each behind one
  * interface with an in-memory implementation (embedded mode) and a Redis one (distributed).
  */
-export { costMicroUsd, estimateReservation, estimateTokensFromChars, formatMicroUsd, usageTokens, type MeteredUsage, type Price, type ReservationEstimate } from "./pricing.js";
+export { costMicroUsd, estimateReservation, formatMicroUsd, usageTokens, type MeteredUsage, type Price, type ReservationEstimate } from "./pricing.js";
 export { utcMonth, minuteWindow } from "./period.js";
 export type { BudgetGuard, BudgetLimits, BudgetRefusal, BudgetRequest, LoadMonthTotals, Reservation, ReserveResult } from "./budget/types.js";
 export { createMemoryBudgetGuard } from "./budget/memory.js";

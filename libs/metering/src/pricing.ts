@@ -52,11 +52,6 @@ export function estimateReservation(e: { inputTokens: number; maxOutputTokens: n
   return { costMicroUsd: cost, tokens: e.inputTokens + e.maxOutputTokens };
 }
 
-/** Rough token count of text when the provider reports none (≈ 4 characters per token). */
-export function estimateTokensFromChars(chars: number): number {
-  return Math.ceil(Math.max(0, chars) / 4);
-}
-
 /** "$12.345678" for reports and refusal messages. */
 export function formatMicroUsd(micro: number): string {
   const sign = micro < 0 ? "-" : "";

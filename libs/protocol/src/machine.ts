@@ -183,10 +183,17 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "compaction_needed": {
       if (s.phase !== "model_call" || !s.current || s.compacting || s.compactedInTurn) return { state: s, effects: [] };
       // summary_started → [pre_compact hook] → a summary pass (not streamed) → summary → summary_completed.
+      // After a provider's refusal the summary pass is the call's next attempt, after a notice.
+      const refused = ev.refused;
+      const attempt = refused ? s.attempt + 1 : s.attempt;
+      const notice: Draft[] = refused ? [{ type: "emit", frames: [frames.textDelta(refused.notice, true)] }] : [];
+      const base: RunState = { ...s, attempt, current: refused ? startAttempt(s.current.modelCallId) : s.current };
+      const compacting = { coversBeforeSeq: ev.coversBeforeSeq, window: refused?.window, hookMessage: undefined };
       if (!declaresPreCompact(s.run)) {
-        return gated({ ...s, compacting: { coversBeforeSeq: ev.coversBeforeSeq, hook: undefined, hookMessage: undefined } }, [
+        return gated({ ...base, compacting: { ...compacting, hook: undefined } }, [
+          ...notice,
           { type: "emit", frames: [frames.summaryStarted()] },
-          { type: "start_model_call", modelCallId: s.current.modelCallId, attempt: s.attempt },
+          { type: "start_model_call", modelCallId: s.current.modelCallId, attempt },
         ]);
       }
       const id = s.tools?.nextExecId ?? 1;
@@ -200,7 +207,8 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
           },
         },
       });
-      return gated({ ...s, tools, compacting: { coversBeforeSeq: ev.coversBeforeSeq, hook: { id, execId }, hookMessage: undefined } }, [
+      return gated({ ...base, tools, compacting: { ...compacting, hook: { id, execId } } }, [
+        ...notice,
         { type: "emit", frames: [frames.summaryStarted(), frames.exec(id, execId, { case: "executeHookArgs", value: hookRequest })] },
         { type: "tool_timer", callId: execId, bridgeId: id, ms: s.policy.toolTimeoutMs },
       ]);

@@ -46,6 +46,8 @@ export interface RunState {
   readonly compacting:
     | {
         coversBeforeSeq: number | undefined;
+        /** The context window the summary pass must fit (smaller than the route's after a provider's refusal). */
+        window: number | undefined;
         /** The pre_compact hook in flight (exec bridge id), if the client declared one. */
         hook: { id: number; execId: string } | undefined;
         /** What the hook answered: guides the summary, becomes summary_completed.hook_message. */
@@ -86,8 +88,12 @@ export type RunEvent =
   | { type: "history_state"; known: boolean }
   /** Blobs of an import did not all arrive in time: import what is there. */
   | { type: "import_timeout" }
-  /** The next pass would not fit the context window: compact history before `coversBeforeSeq` first. */
-  | { type: "compaction_needed"; coversBeforeSeq: number | undefined }
+  /**
+   * The next pass would not fit the context window: compact history before `coversBeforeSeq`
+   * first. `refused`: the provider refused the attempt as too long; the user is told with
+   * `notice`, and the summary pass is a new attempt that fits `window`.
+   */
+  | { type: "compaction_needed"; coversBeforeSeq: number | undefined; refused?: { notice: string; window: number } }
   /** A newer run of the same conversation started: this one is superseded. */
   | { type: "superseded" }
   /** The prewarm's wait for its run_request ran out. */

@@ -1,9 +1,9 @@
 import { trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-import { ProviderError, decideRetry, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
-import { runErrorFromProvider, type RunStart } from "@byok/protocol";
+import { ProviderError, decideRetry, estimateTokens, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
+import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart } from "@byok/protocol";
 import { ATTR, GENAI_OPERATION, genAiSpanName } from "@byok/telemetry";
-import { passRequest } from "../pass-request.js";
-import { estimateTokens, type AttemptInfo, type AttemptOutcome } from "../metering.js";
+import { overflowCut, passRequest } from "../pass-request.js";
+import type { AttemptInfo, AttemptOutcome } from "../metering.js";
 import type { RunContext } from "./context.js";
 import { checkSuperseded } from "./watchdogs.js";
 
@@ -15,6 +15,8 @@ interface PassCall {
   instructions: string;
   items: ChatItem[];
   tools: ToolSpec[];
+  /** Estimated input tokens of the pass. */
+  inputTokens: number;
 }
 
 /**
@@ -49,6 +51,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   const pass = passRequest(ctx.state, history, {
     attempt,
     contextWindow: target.contextWindow,
+    model: target.model,
     defaultInstructions: ctx.deps.defaultInstructions,
     nowMs: Date.now(),
   });
@@ -64,7 +67,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   const controller = new AbortController();
   const token = ++ctx.callToken;
   ctx.model = { controller, token };
-  ctx.detach(streamModelCall(ctx, token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools }));
+  ctx.detach(streamModelCall(ctx, token, controller, target, { modelCallId, attempt, instructions: pass.instructions, items: pass.items, tools: pass.tools, inputTokens: pass.inputTokens }));
 }
 
 /** The `abort_model_call` effect. */
@@ -77,8 +80,8 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   const run = ctx.state.run!;
   const adapter = ctx.deps.adapterFor(target.kind);
   const live = () => ctx.model?.token === token && !controller.signal.aborted;
-  const inputChars = req.instructions.length + JSON.stringify(req.items).length;
-  const info = attemptInfo(ctx, run, target, req.modelCallId, req.attempt, inputChars);
+  const { inputTokens, ...call } = req;
+  const info = attemptInfo(ctx, run, target, req.modelCallId, req.attempt, inputTokens);
   const admission = await ctx.meter.admitAttempt(info);
   if (!admission.ok) {
     if (live()) ctx.push({ type: "model_failed", error: admission.error, usage: undefined });
@@ -93,7 +96,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, [ATTR.attempt]: req.attempt },
   });
   try {
-    for await (const ev of adapter.stream({ ...req, target, signal: controller.signal })) {
+    for await (const ev of adapter.stream({ ...call, target, signal: controller.signal })) {
       firstEventAt ??= Date.now();
       if (ev.type === "completed") {
         usage = ev.usage;
@@ -108,15 +111,15 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     usage = e.partialUsage;
     if (!live() || e.kind === "cancelled") return;
     span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
-    outcome = (await onModelFailure(ctx, e, firstEventAt !== undefined, target, controller)) ? "retried" : "failed";
+    outcome = (await onModelFailure(ctx, e, firstEventAt !== undefined, target, controller, inputTokens)) ? "retried" : "failed";
   } finally {
     span.end();
     // Usage is never lost: exact where the provider reported it, else an estimate.
-    const outputChars = (ctx.state.current?.text.length ?? 0) + (ctx.state.current?.thinkingText.length ?? 0);
+    const output = `${ctx.state.current?.text ?? ""}${ctx.state.current?.thinkingText ?? ""}`;
     await ctx.meter
       .settleAttempt(info, admission.ticket, {
         outcome,
-        usage: usage ?? estimatedUsage(inputChars, outputChars),
+        usage: usage ?? estimatedUsage(inputTokens, output, target.model),
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
         durationMs: Date.now() - startedAt,
       })
@@ -125,7 +128,9 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
 }
 
 /** Decides retry, failover or failure of an attempt; true when the model call goes on. */
-async function onModelFailure(ctx: RunContext, e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController): Promise<boolean> {
+async function onModelFailure(
+  ctx: RunContext, e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController, inputTokens: number,
+): Promise<boolean> {
   const phase = sawEvent ? "stream" : "connect";
   const decision = decideRetry(ctx.deps.retryPolicy, e, phase, ctx.retries[phase]);
   ctx.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, retry: decision.retry }, "model call failed");
@@ -139,7 +144,9 @@ async function onModelFailure(ctx: RunContext, e: ProviderError, sawEvent: boole
       ctx.push({ type: "model_retry", notice: "", usage: e.partialUsage });
       return true;
     }
-    ctx.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, ctx.state.compactedInTurn), usage: e.partialUsage });
+    if (e.kind === "context_overflow" && !outputStarted && (await compactAfterRefusal(ctx, target, inputTokens))) return true;
+    const compactionTried = ctx.state.compactedInTurn || ctx.state.compacting !== undefined;
+    ctx.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, compactionTried), usage: e.partialUsage });
     return false;
   }
   ctx.retries[phase]++;
@@ -153,8 +160,30 @@ async function onModelFailure(ctx: RunContext, e: ProviderError, sawEvent: boole
   return true;
 }
 
+/**
+ * The provider refused the pass as longer than its context window: compact once this turn
+ * (summary pass, recent tail verbatim) and retry, telling the user. The budgets use the
+ * smaller of the route's window and the refused pass's size, since the refusal proves the
+ * real window is smaller than that pass. False when there is nothing to compact.
+ */
+async function compactAfterRefusal(ctx: RunContext, target: ProviderTarget, refusedTokens: number): Promise<boolean> {
+  const run = ctx.state.run;
+  if (!run || ctx.state.compactedInTurn || ctx.state.compacting || run.kind === "summarize") return false;
+  const window = Math.min(target.contextWindow ?? DEFAULT_CONTEXT_WINDOW, refusedTokens);
+  const history = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId);
+  const coversBeforeSeq = overflowCut(history, window, target.model);
+  if (coversBeforeSeq === undefined) return false;
+  ctx.log.warn({ provider: target.kind, window, refusedTokens }, "the provider refused the pass as too long; compacting and retrying once");
+  ctx.push({
+    type: "compaction_needed",
+    coversBeforeSeq,
+    refused: { window, notice: "\n\n[the conversation is longer than the model's context window; summarizing earlier messages and retrying …]\n\n" },
+  });
+  return true;
+}
+
 /** One provider attempt as metering sees it. */
-export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarget, modelCallId: string, attempt: number, inputChars: number): AttemptInfo {
+export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarget, modelCallId: string, attempt: number, inputTokens: number): AttemptInfo {
   return {
     ref: ctx.ref,
     generation: ctx.generation,
@@ -166,15 +195,15 @@ export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarg
     provider: target.kind,
     upstreamModel: target.model,
     credentialsSource: target.credentialsSource,
-    estimatedInputTokens: estimateTokens(inputChars),
+    estimatedInputTokens: inputTokens,
     maxOutputTokens: target.maxOutputTokens,
   };
 }
 
-/** Usage estimated from sizes, for attempts the provider never reported. */
-export function estimatedUsage(inputChars: number, outputChars: number): Usage {
+/** Usage estimated for attempts the provider never reported. */
+export function estimatedUsage(inputTokens: number, output: string, model: string): Usage {
   return {
-    inputTokens: estimateTokens(inputChars), outputTokens: estimateTokens(outputChars),
+    inputTokens, outputTokens: estimateTokens(output, model),
     cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true,
   };
 }

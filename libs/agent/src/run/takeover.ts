@@ -46,10 +46,9 @@ export async function restore(ctx: RunContext): Promise<boolean> {
     const target = ctx.targets[ctx.targetIndex];
     if (target) {
       const info = attemptInfo(ctx, run, target, cut.modelCallId, snap.state.attempt, 0);
-      const chars = cut.text.length + cut.thinkingText.length;
       await ctx.meter.settleAttempt(info, undefined, {
         outcome: "interrupted",
-        usage: estimatedUsage(0, chars),
+        usage: estimatedUsage(0, `${cut.text}${cut.thinkingText}`, target.model),
         ttftMs: undefined,
         durationMs: 0,
       });

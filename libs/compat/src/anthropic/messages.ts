@@ -4,7 +4,7 @@
  * from the provider events of whichever route target served it.
  */
 import { z } from "zod";
-import { requestChars, type ChatItem, type OutputItem, type ProviderEvent, type ReasoningEffort, type ReasoningPart, type StopReason, type ToolSpec, type Usage } from "@byok/providers";
+import { estimateTokens, requestText, type ChatItem, type OutputItem, type ProviderEvent, type ReasoningEffort, type ReasoningPart, type StopReason, type ToolSpec, type Usage } from "@byok/providers";
 import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
 import { Collector } from "../collect.js";
 import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";
@@ -263,14 +263,14 @@ export const messages: Endpoint = {
       return;
     }
     const sse = new SseWriter(ctx.res);
-    await streamCall(ctx, id, call, sse, new MessagesStreamSink(sse, { id, model: r.model, estimatedInputTokens: Math.ceil(requestChars(call) / 4) }, withThinking));
+    await streamCall(ctx, id, call, sse, new MessagesStreamSink(sse, { id, model: r.model, estimatedInputTokens: estimateTokens(requestText(call), call.modelId) }, withThinking));
   },
 };
 
 /**
  * `POST /v1/messages/count_tokens`: the model must have a route for the tenant; the count is
- * the gateway's own estimate (about four characters per token over instructions, messages and
- * tool schemas), the same one budget reservations use, not the vendor's tokenizer.
+ * the gateway's one token estimator over instructions, messages and tool schemas for the
+ * route's first target (docs/actions.md "Token estimates"), the same one budget reservations use.
  */
 export const countTokens: Endpoint = {
   errorBody: anthropicErrorBody,
@@ -279,6 +279,6 @@ export const countTokens: Endpoint = {
     const call = messagesCall(r);
     const resolution = await ctx.deps.resolveTargets(call.modelId, ctx.principal.tenantId);
     if (!resolution.ok) throw compatErrorFromRun(resolution.error, call.modelId);
-    sendJson(ctx.res, 200, { input_tokens: Math.ceil(requestChars(call) / 4) });
+    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), resolution.targets[0]?.model ?? call.modelId) });
   },
 };

@@ -4,7 +4,7 @@ import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
-import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
 import { mapAnthropicError, refusalError } from "./errors.js";
 import { toAnthropicRequest } from "./request.js";
@@ -34,13 +34,13 @@ export interface AnthropicPassSetup {
 export async function* streamMessagesPass(req: ModelCallRequest, setup: AnthropicPassSetup, opts: AdapterOptions): AsyncGenerator<ProviderEvent> {
   const meter = new OutputMeter();
   const decoder = new AnthropicStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter);
-  const inputChars = requestChars(req);
+  const inputTokens = inputEstimate(req);
   let started = false;
   const usageSoFar = () => {
-    if (!decoder.usage.seen) return estimateUsage(inputChars, meter);
+    if (!decoder.usage.seen) return estimateUsage(inputTokens(), meter, req.target.model);
     const u = decoder.usage.normalized();
     // Output counted so far is only final at message_delta; before that, estimate it.
-    return decoder.stopReasonRaw === undefined ? { ...u, outputTokens: Math.max(u.outputTokens, estimateUsage(0, meter).outputTokens), estimated: true } : u;
+    return decoder.stopReasonRaw === undefined ? { ...u, outputTokens: Math.max(u.outputTokens, estimateUsage(0, meter, req.target.model).outputTokens), estimated: true } : u;
   };
   const ctx = (): FailureContext => ({ provider: setup.provider, signal: req.signal, secrets: setup.secrets, partialUsage: started ? usageSoFar() : undefined });
 

@@ -4,7 +4,7 @@ import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } f
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
-import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
 import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
 import { toChatRequest } from "./request.js";
@@ -48,9 +48,9 @@ export interface ChatPassSetup {
 export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetup, opts: AdapterOptions): AsyncGenerator<ProviderEvent> {
   const meter = new OutputMeter();
   const decoder = new ChatStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter, { thinkTags: opts.thinkTags });
-  const inputChars = requestChars(req);
+  const inputTokens = inputEstimate(req);
   let started = false;
-  const usageSoFar = () => (decoder.rawUsage ? normalizeChatUsage(decoder.rawUsage) : estimateUsage(inputChars, meter));
+  const usageSoFar = () => (decoder.rawUsage ? normalizeChatUsage(decoder.rawUsage) : estimateUsage(inputTokens(), meter, req.target.model));
   const ctx = (): FailureContext => ({
     provider: setup.provider,
     signal: req.signal,

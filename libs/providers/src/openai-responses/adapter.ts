@@ -3,7 +3,7 @@ import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
-import { estimateUsage, OutputMeter, requestChars } from "../shared/usage.js";
+import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { chatProviderName } from "../openai-chat/errors.js";
 import { ResponsesStreamDecoder } from "./decoder.js";
 import { failedResponseError, incompleteContentFilterError, mapResponsesError } from "./errors.js";
@@ -36,9 +36,9 @@ export async function* streamResponsesPass(
 ): AsyncGenerator<ProviderEvent> {
   const meter = new OutputMeter();
   const decoder = new ResponsesStreamDecoder(new ItemIds(req.modelCallId, req.attempt), meter);
-  const inputChars = requestChars(req);
+  const inputTokens = inputEstimate(req);
   let started = false;
-  const usageSoFar = () => (decoder.rawUsage ? normalizeResponsesUsage(decoder.rawUsage) : estimateUsage(inputChars, meter));
+  const usageSoFar = () => (decoder.rawUsage ? normalizeResponsesUsage(decoder.rawUsage) : estimateUsage(inputTokens(), meter, req.target.model));
   const ctx = (): FailureContext => ({ provider, signal: req.signal, secrets, partialUsage: started ? usageSoFar() : undefined });
 
   yield* pumpVendorStream({

@@ -1,55 +1,55 @@
 import type { ChatItem, ModelCallRequest, Usage } from "../types.js";
+import { estimateTokens } from "./tokens.js";
 
-/** Rough tokens for text when the provider reports none: about four characters per token. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
-function itemChars(item: ChatItem): number {
+function itemText(item: ChatItem): string {
   switch (item.role) {
     case "user":
-      return item.text.length;
+      return item.text;
     case "tool":
-      return item.output.length + item.name.length;
+      return `${item.name}\n${item.output}`;
     case "assistant":
-      return (
-        (item.text?.length ?? 0) +
-        (item.reasoning ?? []).reduce((n, r) => n + r.text.length, 0) +
-        (item.toolCalls ?? []).reduce((n, c) => n + c.name.length + c.argumentsJson.length, 0)
-      );
+      return [item.text ?? "", ...(item.reasoning ?? []).map((r) => r.text), ...(item.toolCalls ?? []).map((c) => `${c.name}${c.argumentsJson}`)].join("\n");
   }
 }
 
-/** Characters of everything a request sends as model input (instructions, history, tool schemas). */
-export function requestChars(req: Pick<ModelCallRequest, "instructions" | "items" | "tools">): number {
-  return (
-    req.instructions.length +
-    req.items.reduce((n, it) => n + itemChars(it), 0) +
-    req.tools.reduce((n, t) => n + t.name.length + t.description.length + JSON.stringify(t.parameters).length, 0)
-  );
+/** Everything a request sends as model input (instructions, history, tool schemas), as text to count. */
+export function requestText(req: Pick<ModelCallRequest, "instructions" | "items" | "tools">): string {
+  return [
+    req.instructions,
+    ...req.items.map(itemText),
+    ...req.tools.map((t) => `${t.name}\n${t.description}\n${JSON.stringify(t.parameters)}`),
+  ]
+    .filter((part) => part.length > 0)
+    .join("\n");
 }
 
-/** Counts the characters of output a pass produced, for estimates when usage never arrives. */
+/** Estimated input tokens of a request, counted once on first use (only needed when usage never arrives). */
+export function inputEstimate(req: ModelCallRequest): () => number {
+  let n: number | undefined;
+  return () => (n ??= estimateTokens(requestText(req), req.target.model));
+}
+
+/** Collects the output a pass produced, for estimates when usage never arrives. */
 export class OutputMeter {
-  outputChars = 0;
-  reasoningChars = 0;
+  output = "";
+  reasoning = "";
   add(text: string, reasoning = false): void {
-    this.outputChars += text.length;
-    if (reasoning) this.reasoningChars += text.length;
+    this.output += text;
+    if (reasoning) this.reasoning += text;
   }
   get any(): boolean {
-    return this.outputChars > 0;
+    return this.output.length > 0;
   }
 }
 
 /** An estimate marked `estimated: true` (normalized like real usage: reasoning counted inside output). */
-export function estimateUsage(inputChars: number, meter: OutputMeter): Usage {
+export function estimateUsage(inputTokens: number, meter: OutputMeter, model: string): Usage {
   return {
-    inputTokens: estimateTokens(inputChars),
-    outputTokens: estimateTokens(meter.outputChars),
+    inputTokens,
+    outputTokens: estimateTokens(meter.output, model),
     cacheReadTokens: 0,
     cacheWriteTokens: 0,
-    reasoningTokens: estimateTokens(meter.reasoningChars),
+    reasoningTokens: estimateTokens(meter.reasoning, model),
     estimated: true,
   };
 }
