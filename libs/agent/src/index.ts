@@ -7,3 +7,4 @@ export {
   UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
+export { contentStore, type ContentMode, type ContentPolicy } from "./metering-content.js";

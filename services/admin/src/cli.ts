@@ -7,7 +7,7 @@
 import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import { readFile } from "node:fs/promises";
-import { createAdminClient } from "./client.js";
+import { createAdminClient } from "@byok/admin-api";
 
 export const USAGE = `usage: cli.ts <command>
   tenant create <tenantId> --name <name> [--retention full|metadata|none]

@@ -1,5 +1,3 @@
-// @byok/admin: the operator API (mountable in the embedded gateway) and its server.
-export { createAdminHandler, type AdminApiOptions, type AdminHandler } from "./api.js";
-export { startAdminServer, type AdminServer } from "./server.js";
+// The admin service: the admin API (@byok/admin-api) as its own process, and the CLI.
+export { startAdminServer, type AdminServer } from "./service.js";
 export { ADMIN_ENV_NAMES, loadAdminConfig, type AdminConfig } from "./config.js";
-export { createAdminClient, type AdminClient } from "./client.js";

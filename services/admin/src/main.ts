@@ -1,7 +1,7 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
 import { createStore, kekFromEnv, loadOrCreateFileKek } from "@byok/store";
 import { loadAdminConfig } from "./config.js";
-import { startAdminServer } from "./server.js";
+import { startAdminServer } from "./service.js";
 
 async function main(): Promise<void> {
   const config = loadAdminConfig(process.env);

@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAesGcmKek, createStore, type GatewayStore } from "@byok/store";
-import { createAdminClient, startAdminServer, type AdminServer } from "../src/index.js";
+import { createAdminClient } from "@byok/admin-api";
+import { startAdminServer, type AdminServer } from "../src/index.js";
 import { runCli, usdToMicro } from "../src/cli.js";
 
 const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;

@@ -3,7 +3,7 @@
 import { loadConfig } from "@byok/config";
 import { createLogger } from "@byok/telemetry";
 import { createCursorClient, runRequestMessage, startSimulator } from "@byok/testing";
-import { startEmbeddedGateway } from "./app.js";
+import { startEmbeddedGateway } from "./service.js";
 
 const sim = await startSimulator();
 sim.enqueue({

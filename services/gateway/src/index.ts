@@ -1,1 +1,1 @@
-export { startEmbeddedGateway, type EmbeddedGateway, type EmbeddedOptions } from "./app.js";
+export { startEmbeddedGateway, type EmbeddedGateway, type EmbeddedOptions } from "./service.js";

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@byok/config";
-import { startEmbeddedGateway } from "./app.js";
+import { startEmbeddedGateway } from "./service.js";
 
 // `npm start`: the all-in-one embedded gateway.
 try {

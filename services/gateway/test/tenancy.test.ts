@@ -7,7 +7,7 @@ import { createRunEngine } from "@byok/agent";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createLogger } from "@byok/telemetry";
 import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, type CursorClient } from "@byok/testing";
-import { memoryMetering, tenancyEngineDeps } from "@byok/worker";
+import { memoryMetering, tenancyEngineDeps } from "@byok/runtime";
 import { AgentClientMessageSchema, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
 import { adminCall, GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
 

@@ -1,9 +1,9 @@
 import { ConfigError, loadConfig } from "@byok/config";
-import { createStore } from "@byok/store";
-import { AuthConfigError, authenticatorFromConfig } from "./auth/index.js";
-import { startIngressService } from "./service.js";
+import { AuthConfigError, authenticatorFromConfig } from "@byok/edge";
+import { openGatewayStore } from "@byok/process";
 import { startServiceTracing } from "@byok/telemetry";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
+import { startIngressService } from "./service.js";
 
 // An ingress replica (distributed mode): `tsx services/ingress/src/main.ts`.
 // Gateway authentication from GATEWAY_AUTH_MODE: api_key (default; keys verified against the
@@ -11,11 +11,8 @@ import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 try {
   const tracing = startServiceTracing("ingress", process.env);
   const config = loadConfig(process.env, { mode: "distributed" });
-  const store = await createStore(
-    config.store.driver === "postgres"
-      ? { driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), maxConnections: 4 }
-      : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}) },
-  );
+  // The ingress only looks up gateway keys: no KEK, a small pool.
+  const store = await openGatewayStore(config, undefined, { maxConnections: 4 });
   const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
   const tokenKeys = await tokenKeysFor(config, undefined);
   const svc = await startIngressService(config, {

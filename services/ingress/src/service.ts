@@ -1,14 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
-import type { GatewayConfig } from "@byok/config";
-import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { ControlPlane } from "@byok/control-plane";
-import { createOpenAuthenticator, type Authenticator } from "./auth.js";
-import { busOptionsOf, redisTargetOf } from "@byok/config";
-import { createIngressHandler } from "./server.js";
-import { OpenStreams } from "./open-streams.js";
+import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
+import { createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
+import { closeServer, listen } from "@byok/process";
+import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
+import { createIngressHandler } from "./handler.js";
 
 export interface IngressService {
   /** Base URL, e.g. http://127.0.0.1:8787 */
@@ -87,24 +85,18 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   // Many long-lived RunSSE streams: no per-request timeout, keep-alive as usual.
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
+  const url = await listen(server, config.host, config.port);
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await closeServer(server);
       await dispatcher.close();
       await bus.close();
     })();
     return closing;
   };
   return {
-    url: `http://${host}:${addr.port}`,
+    url,
     name,
     server,
     bus,

@@ -1,5 +1,6 @@
 import type { GatewayConfig } from "@byok/config";
-import { createStore, knownMigrations } from "@byok/store";
+import { openGatewayStore } from "@byok/process";
+import { knownMigrations } from "@byok/store";
 
 export interface MigrationReport {
   /** Postgres schema migrated (undefined: the connection's search_path). */
@@ -17,8 +18,8 @@ export interface MigrationReport {
  */
 export async function runMigrations(config: GatewayConfig): Promise<MigrationReport> {
   if (config.store.driver !== "postgres") throw new Error("migrate needs DATABASE_URL (PostgreSQL); PGlite migrates itself when the embedded gateway opens it");
-  const { url, schema } = config.store;
-  const store = await createStore({ driver: "postgres", url, ...(schema ? { schema } : {}), maxConnections: 1 });
+  const { schema } = config.store;
+  const store = await openGatewayStore(config, undefined, { maxConnections: 1 });
   try {
     return { schema, applied: await store.migrations(), known: knownMigrations() };
   } finally {

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@byok/config";
-import { startWorkerService } from "./app.js";
+import { startWorkerService } from "./service.js";
 import { startServiceTracing } from "@byok/telemetry";
 
 // A provider worker (distributed mode): `tsx services/worker/src/main.ts`.

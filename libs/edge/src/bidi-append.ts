@@ -18,7 +18,7 @@ export interface BidiAppendDeps {
   metrics: GatewayMetrics;
 }
 
-const tracer = trace.getTracer("@byok/ingress");
+const tracer = trace.getTracer("@byok/edge");
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;

@@ -1,7 +1,7 @@
-/** Starts the admin API on node:http, plus an unauthenticated `GET /healthz`. */
+/** Starts the admin API on node:http (the standalone admin process), plus an unauthenticated `GET /healthz`. */
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { createAdminHandler, type AdminApiOptions } from "./api.js";
+import { createAdminHandler, type AdminApiOptions } from "@byok/admin-api";
+import { closeServer, listen } from "@byok/process";
 
 export interface AdminServer {
   /** Base URL, e.g. http://127.0.0.1:8081 */
@@ -17,15 +17,6 @@ export async function startAdminServer(opts: AdminApiOptions & { host?: string; 
     if (req.method === "GET" && req.url === "/healthz") return void res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     void handle(req, res);
   });
-  const host = opts.host ?? "127.0.0.1";
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
-    server,
-    close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
-  };
+  const url = await listen(server, opts.host ?? "127.0.0.1", opts.port ?? 0);
+  return { url, server, close: () => closeServer(server) };
 }

@@ -1,14 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { createRedisBus, type Bus } from "@byok/bus";
-import type { GatewayConfig } from "@byok/config";
+import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
 import type { RetryPolicy } from "@byok/providers";
+import { closeServer, kekFor, listen, openGatewayStore } from "@byok/process";
+import { createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { Store } from "@byok/store";
-import { createLogger, createMetrics, metricsHandler, type Logger } from "@byok/telemetry";
-import { createServiceEngine } from "./engine.js";
-import { busOptionsOf, redisTargetOf } from "@byok/config";
-import { kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, redisMetering, tenancyEngineDeps } from "./tenancy.js";
+import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
+import { createWorkerHandler } from "./handler.js";
 import { createRunWorker, type RunWorker } from "./worker.js";
 
 export interface WorkerService {
@@ -48,9 +47,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   // on Redis (budgets and rate limits shared by every replica; in memory without REDIS_URL).
   const store = await openGatewayStore(config, await kekFor(config, undefined));
   await prepareDefaultTenant(store, config);
-  // Metering speaks to one Redis node; on a Redis Cluster it falls back to this process's memory
-  // (documented in docs/tenancy.md) rather than failing every run on MOVED replies.
-  const metering = config.redisUrl && !d.redisClusterNodes ? redisMetering({ url: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
+  const metering = meteringFor(config, store);
   const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger });
   const bus = createRedisBus({
     redis,
@@ -76,26 +73,11 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   );
   await runWorker.ready();
 
-  const metricsText = metricsHandler(metrics);
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? "").split("?")[0];
-    if (path === "/healthz") return void res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
-    if (path === "/readyz") {
-      const ok = runWorker.worker.isRunning();
-      return void res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ready\n" : "not ready\n");
-    }
-    if (path === "/metrics") return void metricsText().then((m) => res.writeHead(m.status, { "content-type": m.contentType }).end(m.body));
-    res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  const server: Server = createServer(createWorkerHandler({ metrics, logger, runWorker }));
+  const url = await listen(server, config.host, config.port);
   let closing: Promise<void> | undefined;
   return {
-    url: `http://${host}:${addr.port}`,
+    url,
     name,
     runWorker,
     bus,
@@ -104,8 +86,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     close() {
       closing ??= (async () => {
         await runWorker.close();
-        server.closeAllConnections();
-        await new Promise<void>((r) => server.close(() => r()));
+        await closeServer(server);
         await bus.close();
         await metering.budgets.close();
         await metering.rates.close();

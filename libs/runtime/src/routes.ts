@@ -1,20 +1,12 @@
 /**
- * Tenancy wiring shared by the embedded gateway and the provider workers (issue 6):
- * per-tenant routes from the store with their encrypted credentials, the configuration file
- * applied to the default tenant at every start, and the content policy (retention, ghost mode).
+ * Model routing per tenant (issue 6): per-tenant routes from the store with their encrypted
+ * credentials, and the configuration file applied to the default tenant at every start.
  */
-import { randomBytes } from "node:crypto";
 import type { TargetResolution } from "@byok/agent";
-import type { RunPrincipal } from "@byok/bus";
-import { RouteCatalogueSchema, RouteTargetSchema, TenantPolicySchema, type GatewayConfig, type RouteConfig, type RouteTargetConfig } from "@byok/config";
-import {
-  createMemoryBudgetGuard, createMemoryRateLimiter, createRedisBudgetGuard, createRedisRateLimiter, createRunMeter,
-  type BudgetGuard, type RateLimiter, type RedisSource, type RunMeterImpl,
-} from "@byok/metering";
+import { RouteCatalogueSchema, RouteTargetSchema, type GatewayConfig, type RouteConfig, type RouteTargetConfig } from "@byok/config";
 import { findRoute, resolveRoute, type GatewayCredential, type Route, type RouteRefusal, type RouteTarget } from "@byok/providers";
 import type { RunError, RunStart } from "@byok/protocol";
-import { createAesGcmKek, createStore, kekFromEnv, KEK_ENV, loadOrCreateFileKek, type GatewayStore, type KeyEncryptionKey } from "@byok/store";
-import type { Logger } from "@byok/telemetry";
+import type { GatewayStore } from "@byok/store";
 
 export interface TenantTargetResolverOptions {
   store: Pick<GatewayStore, "routes" | "credentials">;
@@ -157,56 +149,6 @@ export async function applyFileRoutes(
   await store.routes.apply(tenantId, rows);
 }
 
-/** Same shapes as @byok/agent's ContentMode / ContentPolicy (libs/agent/src/metering-content.ts). */
-export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
-export interface ContentPolicy {
-  modeFor(tenantId: string, principal: RunPrincipal): Promise<ContentMode>;
-}
-
-/**
- * Retention and ghost mode (issue 6 §6). Ghost-mode runs, runs of a tenant whose policy
- * enforces privacy mode (as if every request said `x-ghost-mode: true`) and tenants with
- * retention `metadata` / `none` run with content kept in the run's own memory only
- * (`ephemeral`): no history, blob or checkpoint row is written; `metadata` still keeps the
- * conversation row (ids and timestamps). Tenant lookups are cached for `cacheMs`.
- */
-export function createStoreContentPolicy(store: Pick<GatewayStore, "tenants">, opts: { cacheMs?: number } = {}): ContentPolicy {
-  const cacheMs = opts.cacheMs ?? 5_000;
-  const cache = new Map<string, { at: number; retention: "full" | "metadata" | "none"; privacyEnforced: boolean }>();
-  return {
-    async modeFor(tenantId, principal): Promise<ContentMode> {
-      if (principal.ghostMode) return "ephemeral";
-      let hit = cache.get(tenantId);
-      if (!hit || Date.now() - hit.at > cacheMs) {
-        const t = await store.tenants.get(tenantId);
-        const privacyEnforced = TenantPolicySchema.safeParse(t?.policy ?? {}).data?.privacyMode === "enforced";
-        hit = { at: Date.now(), retention: t?.retention ?? "full", privacyEnforced };
-        cache.set(tenantId, hit);
-      }
-      if (hit.privacyEnforced) return "ephemeral";
-      if (hit.retention === "full") return "store";
-      return hit.retention === "metadata" ? "ephemeral_keep_conversation" : "ephemeral";
-    },
-  };
-}
-
-/** The KEK of a process: GATEWAY_KEK when set, else the data dir's generated file (embedded only). */
-export async function kekFor(config: GatewayConfig, fallback: { dataDir: string } | "ephemeral" | undefined): Promise<KeyEncryptionKey | undefined> {
-  if (config.kek !== undefined) return kekFromEnv({ [KEK_ENV]: config.kek });
-  if (fallback === "ephemeral") return createAesGcmKek(randomBytes(32));
-  if (fallback !== undefined) return loadOrCreateFileKek(fallback.dataDir);
-  return undefined;
-}
-
-/** Opens the configured store (with its KEK) for a gateway process. */
-export async function openGatewayStore(config: GatewayConfig, kek: KeyEncryptionKey | undefined): Promise<GatewayStore> {
-  return createStore(
-    config.store.driver === "postgres"
-      ? { driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), ...(kek ? { kek } : {}) }
-      : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}), ...(kek ? { kek } : {}) },
-  );
-}
-
 /**
  * Start-up tenancy steps every process that owns the store runs: ensure the default tenant
  * and apply the configuration file's routes to it (the file wins for the routes it names).
@@ -216,52 +158,3 @@ export async function prepareDefaultTenant(store: GatewayStore, config: GatewayC
   await applyFileRoutes(store, config.defaultTenant, config.file.routes);
 }
 
-/** The metering engine deps of a process: the run meter and the content policy. */
-export function tenancyEngineDeps(opts: {
-  store: GatewayStore;
-  config: GatewayConfig;
-  env: Record<string, string | undefined>;
-  budgets: BudgetGuard;
-  rates: RateLimiter;
-  logger: Logger;
-}): { meter: RunMeterImpl; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
-  const { store, config, logger } = opts;
-  return {
-    meter: createRunMeter({
-      store,
-      budgets: opts.budgets,
-      rates: opts.rates,
-      onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
-    }),
-    content: createStoreContentPolicy(store),
-    resolveTargets: createTenantTargetResolver({
-      store,
-      env: opts.env,
-      allowPrivateBaseUrls: config.allowPrivateBaseUrls,
-      baseUrlAllowList: config.baseUrlAllowList,
-      onError: (err) => logger.error({ err: errorName(err) }, "a stored provider credential could not be opened"),
-    }),
-  };
-}
-
-/** Redis budget guard + rate limiter sharing the bus key prefix (distributed mode). */
-export function redisMetering(redis: RedisSource, store: GatewayStore, prefix: string): { budgets: BudgetGuard; rates: RateLimiter } {
-  return {
-    budgets: createRedisBudgetGuard({ redis, prefix, loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
-    rates: createRedisRateLimiter({ redis, prefix }),
-  };
-}
-
-/** In-memory budget guard + rate limiter (embedded mode, one process). */
-export function memoryMetering(store: GatewayStore): { budgets: BudgetGuard; rates: RateLimiter } {
-  return {
-    budgets: createMemoryBudgetGuard({ loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
-    rates: createMemoryRateLimiter(),
-  };
-}
-
-/** Error class/code only: store and KEK errors never carry secrets, but keep logs to the kind. */
-function errorName(err: unknown): string {
-  if (err instanceof Error) return "code" in err && typeof err.code === "string" ? `${err.name}:${err.code}` : err.name;
-  return "unknown";
-}

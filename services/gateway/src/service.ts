@@ -1,21 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { createServer, type Server } from "node:http";
 import { dirname, resolve } from "node:path";
-import { createAdminHandler } from "@byok/admin";
-import { createCompatHandler } from "@byok/compat";
+import { createAdminHandler } from "@byok/admin-api";
 import { createInProcessDispatcher } from "@byok/agent";
+import { createCompatHandler } from "@byok/compat";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
-import { authenticatorFromConfig, createIngressHandler, OpenStreams } from "@byok/ingress";
+import { authenticatorFromConfig, OpenStreams } from "@byok/edge";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import { retryPolicy, type RetryPolicy } from "@byok/providers";
+import { closeServer, kekFor, listen, openGatewayStore } from "@byok/process";
+import { createServiceEngine, memoryMetering, prepareDefaultTenant, providerAdapters, tenancyEngineDeps } from "@byok/runtime";
 import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
-import { createServiceEngine, kekFor, memoryMetering, openGatewayStore, prepareDefaultTenant, providerAdapters, tenancyEngineDeps } from "@byok/worker";
-
-/** Path prefix of the admin API on the embedded gateway's port (when GATEWAY_ADMIN_KEY is set). */
-export const ADMIN_PATH_PREFIX = "/admin";
+import { ADMIN_PATH_PREFIX, createGatewayHandler } from "./handler.js";
 
 export interface EmbeddedGateway {
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8787 */
@@ -94,40 +92,28 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     logger,
     maxBodyBytes: config.limits.maxPayloadBytes,
   });
-  const handler = createIngressHandler({
-    bus,
-    dispatcher,
-    controlPlane,
-    auth: controlPlane.auth,
-    timers: config.timers,
-    limits: config.limits,
-    logger,
-    metrics,
-    ready: async () => {
-      await store.migrations();
-    },
-    streams: new OpenStreams(config.limits.maxRunSseStreams),
-  });
   const admin = config.adminKey
     ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })
     : undefined;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = req.url ?? "/";
-    if (admin && (path === ADMIN_PATH_PREFIX || path.startsWith(`${ADMIN_PATH_PREFIX}/`))) {
-      // The admin API under /admin on the same port: /admin/v1/tenants → /v1/tenants.
-      req.url = path.slice(ADMIN_PATH_PREFIX.length) || "/";
-      void admin(req, res);
-      return;
-    }
-    if (!compat(req, res)) handler(req, res);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const addr = server.address() as AddressInfo;
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-  const url = `http://${host}:${addr.port}`;
+  const server: Server = createServer(
+    createGatewayHandler({
+      bus,
+      dispatcher,
+      controlPlane,
+      auth: controlPlane.auth,
+      timers: config.timers,
+      limits: config.limits,
+      logger,
+      metrics,
+      ready: async () => {
+        await store.migrations();
+      },
+      streams: new OpenStreams(config.limits.maxRunSseStreams),
+      admin,
+      compat,
+    }),
+  );
+  const url = await listen(server, config.host, config.port);
   return {
     url,
     adminUrl: admin ? `${url}${ADMIN_PATH_PREFIX}` : undefined,
@@ -136,8 +122,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     store,
     logger,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      await closeServer(server);
       await dispatcher.close();
       await bus.close();
       await closeMetering();

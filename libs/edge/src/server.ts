@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ConnectRouter } from "@connectrpc/connect";
 import type { Bus, RunDispatcher } from "@byok/bus";
-import { metricsHandler, type GatewayMetrics, type Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import { createBidiAppendHandler } from "./bidi-append.js";
@@ -16,7 +16,7 @@ import { writeUnaryError } from "./connect-edge.js";
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
 
-export interface IngressDeps {
+export interface EdgeDeps {
   bus: Bus;
   dispatcher: RunDispatcher;
   auth: Authenticator;
@@ -24,8 +24,6 @@ export interface IngressDeps {
   limits: { maxPayloadBytes: number };
   logger: Logger;
   metrics: GatewayMetrics;
-  /** Readiness probe: resolves when the process's dependencies answer. */
-  ready(): Promise<void>;
   /** The replica's open RunSSE streams: the stream limit and the shutdown drain. */
   streams: OpenStreams;
   /** The control plane (@byok/control-plane): its procedures join the router; its other paths come before the 404. */
@@ -42,10 +40,10 @@ export interface EdgeExtension {
 export type { NodeHandler };
 
 /**
- * The Connect edge: BidiAppend (unary, proto + JSON, gzip bodies) and RunSSE (server stream),
- * plus /healthz, /readyz and /metrics. Works over HTTP/1.1 and HTTP/2 alike.
+ * The Connect edge: BidiAppend (unary, proto + JSON, gzip bodies) and RunSSE (server stream).
+ * Works over HTTP/1.1 and HTTP/2 alike. The probe routes are the process's (libs/process).
  */
-export function createIngressHandler(deps: IngressDeps): NodeHandler {
+export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
   const connect = createConnectEdge({
     // Hex doubles the payload; leave room for the envelope and the other fields.
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
@@ -55,32 +53,8 @@ export function createIngressHandler(deps: IngressDeps): NodeHandler {
     },
   });
   const runSseFrames = createRunSseFrames(deps);
-  const metrics = metricsHandler(deps.metrics);
   return (req, res) => {
     const path = (req.url ?? "").split("?")[0];
-    if (req.method === "GET" && path === "/healthz") {
-      res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
-      return;
-    }
-    if (req.method === "GET" && path === "/readyz") {
-      // Draining: readiness fails first so the load balancer stops sending new work here.
-      if (deps.streams.isDraining) {
-        res.writeHead(503, { "content-type": "text/plain" }).end("draining\n");
-        return;
-      }
-      deps.ready().then(
-        () => res.writeHead(200, { "content-type": "text/plain" }).end("ready\n"),
-        (err: unknown) => {
-          deps.logger.warn({ err }, "not ready");
-          res.writeHead(503, { "content-type": "text/plain" }).end("not ready\n");
-        },
-      );
-      return;
-    }
-    if (req.method === "GET" && path === "/metrics") {
-      metrics().then((m) => res.writeHead(m.status, { "content-type": m.contentType }).end(m.body));
-      return;
-    }
     if (path !== RUN_SSE_PATH) {
       const procedure = connect.route(path ?? "");
       if (procedure) procedure(req, res);

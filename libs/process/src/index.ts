@@ -1,0 +1,6 @@
+// @byok/process: what every gateway process does the same way: open the store (and its KEK),
+// listen, answer the probe routes. Kept apart from @byok/runtime so the ingress does not load
+// the engine and the provider SDKs.
+export { kekFor, openGatewayStore } from "./store.js";
+export { closeServer, listen } from "./listen.js";
+export { createProbeRoutes, type ProbeDeps } from "./probes.js";

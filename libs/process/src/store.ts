@@ -1,0 +1,27 @@
+import { randomBytes } from "node:crypto";
+import type { GatewayConfig } from "@byok/config";
+import { createAesGcmKek, createStore, kekFromEnv, KEK_ENV, loadOrCreateFileKek, type GatewayStore, type KeyEncryptionKey } from "@byok/store";
+
+/** The KEK of a process: GATEWAY_KEK when set, else the data dir's generated file (embedded only). */
+export async function kekFor(config: GatewayConfig, fallback: { dataDir: string } | "ephemeral" | undefined): Promise<KeyEncryptionKey | undefined> {
+  if (config.kek !== undefined) return kekFromEnv({ [KEK_ENV]: config.kek });
+  if (fallback === "ephemeral") return createAesGcmKek(randomBytes(32));
+  if (fallback !== undefined) return loadOrCreateFileKek(fallback.dataDir);
+  return undefined;
+}
+
+/**
+ * Opens the configured store (with its KEK, when the process opens credentials) for a gateway
+ * process; `maxConnections` caps the Postgres pool of processes that only look up keys.
+ */
+export async function openGatewayStore(config: GatewayConfig, kek: KeyEncryptionKey | undefined, opts: { maxConnections?: number } = {}): Promise<GatewayStore> {
+  return createStore(
+    config.store.driver === "postgres"
+      ? {
+          driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), ...(kek ? { kek } : {}),
+          ...(opts.maxConnections !== undefined ? { maxConnections: opts.maxConnections } : {}),
+        }
+      : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}), ...(kek ? { kek } : {}) },
+  );
+}
+

@@ -1,0 +1,45 @@
+/**
+ * The tenancy hooks of a process's run engine: the run meter, the content policy (retention,
+ * ghost mode) and the per-tenant target resolver.
+ */
+import type { ContentPolicy, TargetResolution } from "@byok/agent";
+import type { GatewayConfig } from "@byok/config";
+import { createRunMeter, type BudgetGuard, type RateLimiter, type RunMeterImpl } from "@byok/metering";
+import type { GatewayStore } from "@byok/store";
+import type { Logger } from "@byok/telemetry";
+import { createStoreContentPolicy } from "./content-policy.js";
+import { createTenantTargetResolver, type RouteAsk } from "./routes.js";
+
+/** The metering engine deps of a process: the run meter and the content policy. */
+export function tenancyEngineDeps(opts: {
+  store: GatewayStore;
+  config: GatewayConfig;
+  env: Record<string, string | undefined>;
+  budgets: BudgetGuard;
+  rates: RateLimiter;
+  logger: Logger;
+}): { meter: RunMeterImpl; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
+  const { store, config, logger } = opts;
+  return {
+    meter: createRunMeter({
+      store,
+      budgets: opts.budgets,
+      rates: opts.rates,
+      onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
+    }),
+    content: createStoreContentPolicy(store),
+    resolveTargets: createTenantTargetResolver({
+      store,
+      env: opts.env,
+      allowPrivateBaseUrls: config.allowPrivateBaseUrls,
+      baseUrlAllowList: config.baseUrlAllowList,
+      onError: (err) => logger.error({ err: errorName(err) }, "a stored provider credential could not be opened"),
+    }),
+  };
+}
+
+/** Error class/code only: store and KEK errors never carry secrets, but keep logs to the kind. */
+function errorName(err: unknown): string {
+  if (err instanceof Error) return "code" in err && typeof err.code === "string" ? `${err.name}:${err.code}` : err.name;
+  return "unknown";
+}

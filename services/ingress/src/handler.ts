@@ -1,0 +1,11 @@
+import { createEdgeHandler, type EdgeDeps, type NodeHandler } from "@byok/edge";
+import { createProbeRoutes, type ProbeDeps } from "@byok/process";
+
+/** An ingress replica's HTTP surface: the probe routes (not ready while draining), then the Connect edge. */
+export function createIngressHandler(deps: EdgeDeps & Pick<ProbeDeps, "ready">): NodeHandler {
+  const probes = createProbeRoutes({ ...deps, draining: () => deps.streams.isDraining });
+  const edge = createEdgeHandler(deps);
+  return (req, res) => {
+    if (!probes(req, res)) edge(req, res);
+  };
+}
