@@ -10,9 +10,11 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { watchOutput, type ProcessOutput } from "@byok/testing";
+import { freePort, haveRedisServerBinary, killRedisServer, startRedisServer, watchOutput, type ProcessOutput } from "@byok/testing";
 import { ROOT } from "./repo.js";
 
+/** A private redis-server can be started and killed (never the shared one). */
+const canStartRedis = await haveRedisServerBinary();
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -180,10 +182,35 @@ describe("the image's entry point", () => {
       for (const url of [ingressUrl, workerUrl, adminUrl]) expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
       expect((await get(`${ingressUrl}/readyz`)).status).toBe(200);
       expect((await get(`${workerUrl}/readyz`)).status).toBe(200);
-      expect((await get(`${workerUrl}/metrics`)).body).toContain("byok_runs_active");
+      const workerMetrics = (await get(`${workerUrl}/metrics`)).body;
+      expect(workerMetrics).toContain("byok_runs_active");
+      // Checked at the scrape against the real Redis and PostgreSQL.
+      expect(workerMetrics).toContain('byok_dependency_up{dependency="redis"} 1');
+      expect(workerMetrics).toContain('byok_dependency_up{dependency="postgres"} 1');
+      expect((await get(`${ingressUrl}/metrics`)).body).toContain('byok_dependency_up{dependency="redis"} 1');
       // The admin API itself still wants its key.
       expect((await get(`${adminUrl}/v1/tenants`)).status).toBe(401);
       expect(await Promise.all([stop(ingress), stop(worker), stop(admin)])).toEqual([0, 0, 0]);
+    });
+
+    it.runIf(canStartRedis)("an ingress whose Redis dies reports byok_dependency_up 0 at the next scrape, and 1 again once it is back", async () => {
+      const port = await freePort();
+      let redis = await startRedisServer(port);
+      try {
+        const ingress = tracked(start(["ingress"], { ...env, REDIS_URL: `redis://127.0.0.1:${port}` }));
+        const url = await captured(ingress, /^BYOK_READY ingress (\S+)/);
+        expect((await get(`${url}/metrics`)).body).toContain('byok_dependency_up{dependency="redis"} 1');
+        await killRedisServer(redis);
+        expect((await get(`${url}/metrics`)).body).toContain('byok_dependency_up{dependency="redis"} 0');
+        redis = await startRedisServer(port);
+        const deadline = Date.now() + 20_000;
+        let body = "";
+        while (Date.now() < deadline && !body.includes('byok_dependency_up{dependency="redis"} 1')) body = (await get(`${url}/metrics`)).body;
+        expect(body).toContain('byok_dependency_up{dependency="redis"} 1');
+        expect(await stop(ingress)).toBe(0);
+      } finally {
+        await killRedisServer(redis);
+      }
     });
   });
 });

@@ -12,6 +12,7 @@ export {
   type MetricsOptions,
   type MetricsResponse,
   type AppendOutcome,
+  type Dependency,
   type FencedWrite,
   type OverheadStage,
   type QueueState,

@@ -66,6 +66,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   const metrics = createMetrics();
   const controlPlane = opts.controlPlane?.({ metrics, logger });
   const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
+  metrics.watchDependency("redis", () => bus.latestGeneration(probe));
   const streams = new OpenStreams(config.limits.maxRunSseStreams);
   const handler = createIngressHandler({
     bus,

@@ -56,6 +56,8 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     options: busOptionsOf(config),
     onError: (err) => logger.warn({ err: err.message }, "redis bus"),
   });
+  metrics.watchDependency("redis", () => bus.latestGeneration({ tenantId: config.defaultTenant, requestId: "__readyz__" }));
+  metrics.watchDependency("postgres", () => store.migrations());
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
 
   const runWorker = createRunWorker(

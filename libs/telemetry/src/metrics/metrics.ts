@@ -13,6 +13,8 @@ export type RefusalReason = "budget_exhausted" | "rate_limited";
 export type OverheadStage = "provider_to_bus" | "bus_to_client";
 /** Queue job states reported by the queue depth gauge. */
 export type QueueState = "waiting" | "active" | "delayed" | "prioritized";
+/** External systems a process depends on, as reported by `byok_dependency_up`. */
+export type Dependency = "redis" | "postgres";
 
 /** GenAI semantic-convention labels, in Prometheus form. */
 type GenAiLabels = "gen_ai_operation_name" | "gen_ai_provider_name" | "gen_ai_request_model" | "gen_ai_response_model" | "tenant";
@@ -85,6 +87,11 @@ export interface GatewayMetrics {
    * written to a live RunSSE reader.
    */
   readonly overhead: Histogram<"stage">;
+  // ---- dependencies ----
+  /** 1 when this process reached the dependency at the last scrape, 0 when the check failed or timed out. */
+  readonly dependencyUp: Gauge<"dependency">;
+  /** Registers the check behind `byok_dependency_up{dependency}`; it runs at every scrape, bounded by 2 s. */
+  watchDependency(dependency: Dependency, check: () => Promise<unknown>): void;
   /** Bounds a model name for a label (first `maxModelLabels` distinct values, then `other`). */
   modelLabel(model: string | undefined): string;
   /** `{ tenant }` when the tenant label is on (bounded), else `{}`. */
@@ -108,6 +115,7 @@ const GENAI_LABELS: GenAiLabels[] = ["gen_ai_operation_name", "gen_ai_provider_n
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 const CHUNK_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5];
+const DEPENDENCY_CHECK_TIMEOUT_MS = 2_000;
 const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
 export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
@@ -119,6 +127,24 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   const model = boundedLabel(max);
   const tenant = boundedLabel(max);
   const tenantOn = options.tenantLabel ?? false;
+  // Checked when scraped, so the value is as fresh as the scrape and no timer runs in between.
+  const dependencyChecks = new Map<Dependency, () => Promise<unknown>>();
+  const dependencyUp = new Gauge({
+    name: `${p}dependency_up`,
+    help: "1 when this process reached the dependency at the last scrape, else 0",
+    labelNames: ["dependency"],
+    registers,
+    async collect() {
+      await Promise.all(
+        [...dependencyChecks].map(async ([dependency, check]) => {
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error("timeout")), DEPENDENCY_CHECK_TIMEOUT_MS)));
+          const up = await Promise.race([check(), timeout]).then(() => 1, () => 0).finally(() => clearTimeout(timer));
+          this.set({ dependency }, up);
+        }),
+      );
+    },
+  });
   return {
     registry,
     bidiAppends: new Counter({ name: `${p}bidi_appends_total`, help: "BidiAppend calls by outcome", labelNames: ["outcome"], registers }),
@@ -195,6 +221,8 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       buckets: OVERHEAD_BUCKETS,
       registers,
     }),
+    dependencyUp,
+    watchDependency: (dependency, check) => void dependencyChecks.set(dependency, check),
     modelLabel: (m) => model(m ?? ""),
     tenantLabels: (id) => (tenantOn ? { tenant: tenant(id) } : {}),
     metrics: () => registry.metrics(),
