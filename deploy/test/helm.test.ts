@@ -3,8 +3,9 @@
 // ci/production-values.yaml. The chart uses only text/template built-ins, so this is the engine
 // Helm runs; what Helm adds around it (values merge, .Release/.Chart, one template set with
 // _helpers.tpl) is done here the way Helm does it. Every rendered object is validated against
-// the Kubernetes JSON schemas (kubernetes-models: v1.27 OpenAPI, prometheus-operator CRDs), the
-// values against values.schema.json, and the processes' environment against libs/config.
+// the Kubernetes JSON schemas (kubernetes-models' OpenAPI schemas, prometheus-operator CRDs) and
+// for unknown fields, the values against values.schema.json, and the processes' environment
+// against libs/config.
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { parse as renderGoTemplate } from "@evertdespiegeleer/go-template";
@@ -26,6 +27,7 @@ import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPol
 import { PodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
+import { rootType, unknownFields } from "./k8s-fields.js";
 import { ROOT } from "./repo.js";
 
 const CHART = join(ROOT, "helm/cursor-byok-gateway");
@@ -148,6 +150,12 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
       expect(Model, `${template}: unexpected ${object.apiVersion} ${object.kind}`).toBeDefined();
       expect(() => new Model!(object as never).validate(), `${template}: ${object.kind} ${object.metadata.name}`).not.toThrow();
     }
+    // No field the API server would drop as unknown (CRDs, whose specs are inline types, aside).
+    const unknown = rendered.objects.flatMap(({ template, object }) => {
+      const type = rootType(object.apiVersion, object.kind);
+      return type ? unknownFields(object, type).map((f) => `${template}: ${object.kind} ${object.metadata.name}${f}`) : [];
+    });
+    expect(unknown).toEqual([]);
     const names = rendered.objects.map((o) => `${o.object.kind}/${o.object.metadata.name}`);
     expect(new Set(names).size).toBe(names.length);
     expect(rendered.notes).toContain("byok-cursor-byok-gateway-ingress.gateway.svc");
@@ -279,8 +287,13 @@ describe("helm chart: optional parts and guards", () => {
     await expect(renderGoTemplate("{{ include \"x\" . }}", {})).rejects.toThrow(/function "include" not defined/);
   });
 
-  it("a Kubernetes schema violation is caught", () => {
+  it("a Kubernetes schema violation and a misspelt field are caught", () => {
     const bad = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x" }, spec: { replicas: "two", selector: {}, template: {} } };
     expect(() => new Deployment(bad as never).validate()).toThrow();
+    const misspelt = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "x" }, spec: { template: { spec: { containers: [{ name: "a", readinesProbe: {}, securityContext: { readOnlyRootFilesytem: true } }] } } } };
+    expect(unknownFields(misspelt, rootType("apps/v1", "Deployment")!)).toEqual([
+      ".spec.template.spec.containers[0].readinesProbe",
+      ".spec.template.spec.containers[0].securityContext.readOnlyRootFilesytem",
+    ]);
   });
 });
