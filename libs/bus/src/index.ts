@@ -1,4 +1,5 @@
 export * from "./types.js";
+export { GenerationGoneError } from "./errors.js";
 export { createMemoryBus } from "./memory/memory-bus.js";
 export { createRedisBus, requestKeys, BusUnavailableError, type RedisBusConfig, type RedisConnectionOptions, type RequestKeys } from "./redis/index.js";
 export { isClusterTarget, type RedisClusterTarget, type RedisTarget } from "./redis/index.js";

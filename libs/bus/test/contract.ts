@@ -1,7 +1,7 @@
 // The bus contract: every Bus implementation runs these tests (memory and Redis alike).
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Bus, BusOptions, RequestRef } from "../src/index.js";
+import { GenerationGoneError, type Bus, type BusOptions, type RequestRef } from "../src/index.js";
 
 export interface BusHarness {
   bus: Bus;
@@ -104,6 +104,13 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       expect((await bus.readInput(r, 2, 0)).map((e) => text(e.payload))).toEqual(["turn2"]);
       expect((await bus.readOutput(r, 2, 0, 10)).entries).toEqual([]);
       expect((await bus.readOutput(r, 1, 0, 10)).entries.map((e) => text(e.frame))).toEqual(["f1"]);
+    });
+
+    it("refuses a claim on a generation it never held with a GenerationGoneError", async () => {
+      const r = ref();
+      await expect(bus.claim(r, 1)).rejects.toBeInstanceOf(GenerationGoneError);
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      await expect(bus.claim(r, 2)).rejects.toMatchObject({ name: "GenerationGoneError", generation: 2, reason: "missing" });
     });
 
     it("fences appends of a superseded epoch", async () => {

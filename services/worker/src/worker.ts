@@ -1,7 +1,7 @@
-import { WaitingError, Worker, type Job } from "bullmq";
+import { UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
 import { endFailedGeneration, type RunEngine } from "@byok/agent";
 import {
-  assertQueueName, assertQueuePrefix, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
+  assertQueueName, assertQueuePrefix, GenerationGoneError, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
   type RunJobData, type RunQueueSettings,
 } from "@byok/bus";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
@@ -78,6 +78,10 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     active++;
     try {
       await deps.engine.runGeneration(ref, generation, stop);
+    } catch (err) {
+      // Nothing can run a generation the bus no longer holds: no retry (BullMQ fails it at once).
+      if (err instanceof GenerationGoneError) throw new UnrecoverableError(err.message);
+      throw err;
     } finally {
       active--;
     }
@@ -110,7 +114,8 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
   worker.on("lockRenewalFailed", (ids) => log.warn({ jobIds: ids }, "job lock lost (another worker may take the run over)"));
   worker.on("failed", (job, err) => {
     if (!job) return;
-    const final = job.attemptsMade >= (job.opts.attempts ?? 1) || /stalled more than allowable limit/.test(err.message);
+    // The last attempt, or one BullMQ will not retry (a gone generation, a job past its stall limit).
+    const final = job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError || err.name === "UnrecoverableError";
     log.warn({ jobId: job.id, attemptsMade: job.attemptsMade, final, err: err.message }, "run job failed");
     if (final) void endFailed(job.data);
   });

@@ -2,7 +2,7 @@
 // prefix: a job whose processor keeps failing ends its generation `internal` (with ErrorDetails)
 // after the last attempt; a real engine that crashes once is retried as a takeover and finishes
 // the turn; closing the worker hands a running generation back to the queue (waiting), neither
-// completed nor failed.
+// completed nor failed; a job whose generation the bus does not hold fails at once, unretried.
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Redis } from "ioredis";
@@ -120,6 +120,25 @@ describe("run worker (in process)", () => {
       await sim.close();
     }
   }, 120_000); // PGlite starts inside the test: slow on a loaded machine
+
+  it("fails a job for a generation the bus does not hold at once, without a retry", async () => {
+    let calls = 0;
+    // As the engine does first: claim the generation (never created here).
+    const w = worker({ runGeneration: async (ref, generation) => void (calls++, await bus.claim(ref, generation)) });
+    try {
+      const ref = { tenantId: "t", requestId: `gone-${randomUUID()}` };
+      await dispatcher.dispatch(ref, 1, {});
+      const job = await waitFor(async () => {
+        const j = await dispatcher.queue.getJob(runJobId(ref, 1));
+        return j && (await j.getState()) === "failed" ? j : undefined;
+      }, 10_000, "the job failed");
+      expect(job.attemptsMade).toBe(1); // of 2 allowed: not retried
+      expect(job.failedReason).toMatch(/generation 1 of request does not exist/);
+      expect(calls).toBe(1);
+    } finally {
+      await w.close();
+    }
+  });
 
   it("close() hands a running generation back to the queue instead of completing it", async () => {
     let started = false;

@@ -1,3 +1,4 @@
+import { GenerationGoneError } from "../errors.js";
 import type {
   AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult,
   OutputEntry, OutputRead, RequestRef, TraceCarrier, Unsubscribe,
@@ -181,7 +182,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
 
     async claim(ref, generation) {
       const g = gen(ref, generation);
-      if (!g) throw new Error(`generation ${generation} of request does not exist`);
+      if (!g) throw new GenerationGoneError(generation, "missing");
       g.epoch += 1;
       return g.epoch;
     },

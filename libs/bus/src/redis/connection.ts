@@ -1,3 +1,4 @@
+import { GenerationGoneError } from "../errors.js";
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
 
 /** ioredis connection options (host, port, password, tls ...) or a redis:// URL. */
@@ -40,7 +41,7 @@ const TRANSIENT_REPLY = /^(LOADING|BUSY|CLUSTERDOWN|TRYAGAIN|MASTERDOWN|READONLY
 
 /** Maps an ioredis failure: connection-level and transient ones become BusUnavailableError. */
 export function toBusError(err: unknown, what: string): Error {
-  if (err instanceof BusUnavailableError) return err;
+  if (err instanceof BusUnavailableError || err instanceof GenerationGoneError) return err;
   if (err instanceof Error) {
     if (err.name === "ReplyError" && !TRANSIENT_REPLY.test(err.message)) return err;
     return new BusUnavailableError(`redis bus: ${what} failed: ${err.message}`, { cause: err });

@@ -1,3 +1,4 @@
+import { GenerationGoneError } from "../errors.js";
 import { randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 import type {
@@ -171,7 +172,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       const g = k.generation(generation);
       return op("claim", async () => {
         const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end }, args: { generation } });
-        if (!r.ok) throw new Error(`generation ${generation} of request ${r.reason === "missing" ? "does not exist" : "has expired"}`);
+        if (!r.ok) throw new GenerationGoneError(generation, r.reason);
         return r.epoch;
       });
     },
