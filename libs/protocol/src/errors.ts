@@ -22,8 +22,28 @@ export type RunErrorKind =
   | "rate_limited"
   | "internal";
 
+/**
+ * Refusals at the edge, before any run: bad input, limits, a replica that cannot serve now, an
+ * unknown request, gateway authentication, procedures the gateway does not serve.
+ */
+export type EdgeErrorKind =
+  | "bad_request"
+  | "limit_exceeded"
+  | "gateway_unavailable"
+  | "request_not_found"
+  | "gateway_auth"
+  | "gateway_token_expired"
+  | "not_served";
+
 export interface RunError {
   kind: RunErrorKind;
+  /** Safe for users: never a credential, never prompt text. */
+  message: string;
+}
+
+/** An entry of the catalogue: a run's end or an edge refusal. */
+export interface GatewayError {
+  kind: RunErrorKind | EdgeErrorKind;
   /** Safe for users: never a credential, never prompt text. */
   message: string;
 }
@@ -35,7 +55,7 @@ export interface EndDecision {
   detail?: { error: ErrorDetails_Error; title: string; detail: string; isRetryable: boolean };
 }
 
-const TABLE: Record<RunErrorKind, { code: ConnectCodeName; error: ErrorDetails_Error; title: string; retryable: boolean }> = {
+const TABLE: Record<RunErrorKind | EdgeErrorKind, { code: ConnectCodeName; error: ErrorDetails_Error; title: string; retryable: boolean }> = {
   canceled: { code: "canceled", error: ErrorDetails_Error.USER_ABORTED_REQUEST, title: "Canceled", retryable: false },
   provider_unavailable: { code: "unavailable", error: ErrorDetails_Error.PROVIDER_ERROR, title: "Model provider unavailable", retryable: true },
   provider_rate_limited: { code: "unavailable", error: ErrorDetails_Error.RATE_LIMITED, title: "Model provider rate limit", retryable: true },
@@ -50,9 +70,16 @@ const TABLE: Record<RunErrorKind, { code: ConnectCodeName; error: ErrorDetails_E
   budget_exhausted: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Usage budget exhausted", retryable: false },
   rate_limited: { code: "resource_exhausted", error: ErrorDetails_Error.RATE_LIMITED, title: "Rate limit reached", retryable: true },
   internal: { code: "internal", error: ErrorDetails_Error.INTERNAL, title: "Gateway error", retryable: true },
+  bad_request: { code: "invalid_argument", error: ErrorDetails_Error.BAD_REQUEST, title: "Invalid request", retryable: false },
+  limit_exceeded: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Limit exceeded", retryable: false },
+  gateway_unavailable: { code: "unavailable", error: ErrorDetails_Error.INTERNAL, title: "Gateway temporarily unavailable", retryable: true },
+  request_not_found: { code: "not_found", error: ErrorDetails_Error.NOT_FOUND, title: "Request not found", retryable: false },
+  gateway_auth: { code: "unauthenticated", error: ErrorDetails_Error.BAD_API_KEY, title: "Gateway authentication failed", retryable: false },
+  gateway_token_expired: { code: "unauthenticated", error: ErrorDetails_Error.AUTH_TOKEN_EXPIRED, title: "Gateway authentication failed", retryable: false },
+  not_served: { code: "unimplemented", error: ErrorDetails_Error.CUSTOM_MESSAGE, title: "Not served by the gateway", retryable: false },
 };
 
-export function endFor(err: RunError): EndDecision {
+export function endFor(err: GatewayError): EndDecision {
   const t = TABLE[err.kind];
   return {
     ok: false,
