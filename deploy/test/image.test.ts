@@ -15,6 +15,7 @@ import { ROOT } from "./repo.js";
 
 /** A private redis-server can be started and killed (never the shared one). */
 const canStartRedis = await haveRedisServerBinary();
+const ADMIN_KEY = "image-test-admin-key-0123456789";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -173,7 +174,7 @@ describe("the image's entry point", () => {
     it("ingress, worker and admin start from dist, answer /healthz, and exit 0 on SIGTERM", async () => {
       const ingress = tracked(start(["ingress"], env));
       const worker = tracked(start(["worker"], env));
-      const admin = tracked(start(["admin"], { ...env, GATEWAY_ADMIN_HOST: "127.0.0.1", GATEWAY_ADMIN_PORT: "0", GATEWAY_ADMIN_KEY: "image-test-admin-key-0123456789", GATEWAY_KEK: randomBytes(32).toString("base64") }));
+      const admin = tracked(start(["admin"], { ...env, GATEWAY_ADMIN_HOST: "127.0.0.1", GATEWAY_ADMIN_PORT: "0", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_KEK: randomBytes(32).toString("base64") }));
       const [ingressUrl, workerUrl, adminUrl] = await Promise.all([
         captured(ingress, /^BYOK_READY ingress (\S+)/),
         captured(worker, /^BYOK_READY worker (\S+)/),
@@ -188,8 +189,16 @@ describe("the image's entry point", () => {
       expect(workerMetrics).toContain('byok_dependency_up{dependency="redis"} 1');
       expect(workerMetrics).toContain('byok_dependency_up{dependency="postgres"} 1');
       expect((await get(`${ingressUrl}/metrics`)).body).toContain('byok_dependency_up{dependency="redis"} 1');
-      // The admin API itself still wants its key.
+      // The admin API itself still wants its key; the image's CLI (as NOTES.txt runs it) has it.
       expect((await get(`${adminUrl}/v1/tenants`)).status).toBe(401);
+      const cli = spawnSync(process.execPath, ["--conditions=byok-dist", "services/admin/dist/cli.js", "tenant", "list"], {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? "", GATEWAY_ADMIN_URL: adminUrl, GATEWAY_ADMIN_KEY: ADMIN_KEY },
+        encoding: "utf8",
+        timeout: 30_000,
+      });
+      expect(cli.status, cli.stderr).toBe(0);
+      expect(JSON.parse(cli.stdout)).toEqual({ tenants: expect.any(Array) });
       expect(await Promise.all([stop(ingress), stop(worker), stop(admin)])).toEqual([0, 0, 0]);
     });
 
