@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, haveRedisServerBinary, killRedisServer, startRedisServer, watchOutput, type ProcessOutput } from "@byok/testing";
+import { deleteKeysMatching, freePort, haveRedisServerBinary, killRedisServer, startRedisServer, watchOutput, type ProcessOutput } from "@byok/testing";
 import { ROOT } from "./repo.js";
 
 /** A private redis-server can be started and killed (never the shared one). */
@@ -136,14 +136,7 @@ describe("the image's entry point", () => {
 
     afterAll(async () => {
       const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-      for (const pattern of [`${keyPrefix}:*`, `${queuePrefix}:*`]) {
-        let cursor = "0";
-        do {
-          const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 500);
-          cursor = next;
-          if (keys.length > 0) await redis.del(...keys);
-        } while (cursor !== "0");
-      }
+      for (const pattern of [`${keyPrefix}:*`, `${queuePrefix}:*`]) await deleteKeysMatching(redis, pattern);
       redis.disconnect();
       await dropSchema(schema);
     });
