@@ -6,5 +6,7 @@ export { connectCode, endStatusError } from "@byok/protocol";
 
 export const invalidArgument = (message: string) => connectErrorFor({ kind: "bad_request", message });
 export const resourceExhausted = (message: string) => connectErrorFor({ kind: "limit_exceeded", message });
+/** A momentary limit (load, not the request's own size): retry shortly or on another replica. */
+export const overloaded = (message: string) => connectErrorFor({ kind: "overloaded", message });
 export const unavailable = (message: string) => connectErrorFor({ kind: "gateway_unavailable", message });
 export const notFound = (message: string) => connectErrorFor({ kind: "request_not_found", message });

@@ -1,5 +1,5 @@
 import type { ConnectError } from "@connectrpc/connect";
-import { resourceExhausted, unavailable } from "./errors.js";
+import { overloaded, unavailable } from "./errors.js";
 
 export type Admission = { ok: true; release(): void; cut: AbortSignal } | { ok: false; error: ConnectError };
 
@@ -33,7 +33,7 @@ export class OpenStreams {
     if (this.count >= this.maxStreams) {
       return {
         ok: false,
-        error: resourceExhausted(`This gateway replica already serves ${this.maxStreams} RunSSE streams (GATEWAY_MAX_RUN_SSE_STREAMS); retry shortly or on another replica.`),
+        error: overloaded(`This gateway replica already serves ${this.maxStreams} RunSSE streams (GATEWAY_MAX_RUN_SSE_STREAMS); retry shortly or on another replica.`),
       };
     }
     this.count++;

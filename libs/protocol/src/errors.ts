@@ -29,6 +29,7 @@ export type RunErrorKind =
 export type EdgeErrorKind =
   | "bad_request"
   | "limit_exceeded"
+  | "overloaded"
   | "gateway_unavailable"
   | "request_not_found"
   | "gateway_auth"
@@ -72,6 +73,7 @@ const TABLE: Record<RunErrorKind | EdgeErrorKind, { code: ConnectCodeName; error
   internal: { code: "internal", error: ErrorDetails_Error.INTERNAL, title: "Gateway error", retryable: true },
   bad_request: { code: "invalid_argument", error: ErrorDetails_Error.BAD_REQUEST, title: "Invalid request", retryable: false },
   limit_exceeded: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Limit exceeded", retryable: false },
+  overloaded: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Gateway busy", retryable: true },
   gateway_unavailable: { code: "unavailable", error: ErrorDetails_Error.INTERNAL, title: "Gateway temporarily unavailable", retryable: true },
   request_not_found: { code: "not_found", error: ErrorDetails_Error.NOT_FOUND, title: "Request not found", retryable: false },
   gateway_auth: { code: "unauthenticated", error: ErrorDetails_Error.BAD_API_KEY, title: "Gateway authentication failed", retryable: false },

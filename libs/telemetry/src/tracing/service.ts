@@ -4,8 +4,8 @@ import { startTelemetry, type Telemetry } from "./start.js";
 /**
  * Tracing of a service process, chosen by environment:
  * - `GATEWAY_TRACE_FILE=<path>`: spans kept in memory and appended to the file as JSON lines
- *   (`{ service, traceId, spanId, parentSpanId, name }`) every 200 ms and at shutdown. For tests
- *   that follow one trace across processes; no attributes are written.
+ *   (`{ service, traceId, spanId, parentSpanId, name, attributes, events }`) every 200 ms and at
+ *   shutdown. For tests that follow one trace across processes and scan what spans carry.
  * - `OTEL_EXPORTER_OTLP_ENDPOINT`: OTLP/HTTP export.
  * - otherwise spans are created and propagated but not exported.
  */
@@ -29,6 +29,8 @@ export function startServiceTracing(service: string, env: Record<string, string 
         spanId: s.spanContext().spanId,
         parentSpanId: s.parentSpanContext?.spanId,
         name: s.name,
+        attributes: s.attributes,
+        events: s.events.map((e) => ({ name: e.name, attributes: e.attributes ?? {} })),
       }),
     );
     appendFileSync(file, lines.join("\n") + "\n");
