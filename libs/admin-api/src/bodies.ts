@@ -51,6 +51,8 @@ export const SetPrice = z
 
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "days are YYYY-MM-DD (UTC)");
 export const UsageParams = z.object({ from: day.optional(), to: day.optional(), user: z.string().optional(), model: z.string().optional(), format: z.enum(["json", "csv"]).default("json") });
+/** The usage overview (dashboard): every tenant, or the one named. */
+export const UsageOverviewParams = UsageParams.extend({ tenant: z.string().min(1).optional() });
 
 /**
  * Parses `body` or throws a 400 whose message lists the failing paths. Issue messages are

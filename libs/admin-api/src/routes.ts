@@ -1,6 +1,6 @@
 /** The admin endpoints. Each sets its audit action/target/details (ids and counts only). */
 import type { IncomingMessage } from "node:http";
-import type { GatewayStore, TenantRecord } from "@byok/store";
+import type { GatewayStore, TenantRecord, UsageQuery } from "@byok/store";
 import * as B from "./bodies.js";
 import { toCsv } from "./csv.js";
 import { HttpError, readJson } from "./http.js";
@@ -27,6 +27,15 @@ async function tenantOf(ctx: AdminContext, tenantId: string, action: string): Pr
   const t = await ctx.store.tenants.get(tenantId);
   if (t === undefined) throw new HttpError(404, `tenant ${tenantId} does not exist`);
   return t;
+}
+
+function usageQuery(q: { from?: string | undefined; to?: string | undefined; user?: string | undefined; model?: string | undefined }): UsageQuery {
+  return {
+    ...(q.from === undefined ? {} : { from: q.from }),
+    ...(q.to === undefined ? {} : { to: q.to }),
+    ...(q.user === undefined ? {} : { userId: q.user }),
+    ...(q.model === undefined ? {} : { model: q.model }),
+  };
 }
 
 export function adminRoutes(): Route<AdminContext>[] {
@@ -151,15 +160,24 @@ export function adminRoutes(): Route<AdminContext>[] {
     route("GET", "/v1/tenants/:tenant/usage", async (ctx, p) => {
       const t = await tenantOf(ctx, p.tenant ?? "", "usage.read");
       const q = B.parse(B.UsageParams, Object.fromEntries(ctx.url.searchParams));
-      const rows = await ctx.store.ledger.daily(t.tenantId, {
-        ...(q.from === undefined ? {} : { from: q.from }),
-        ...(q.to === undefined ? {} : { to: q.to }),
-        ...(q.user === undefined ? {} : { userId: q.user }),
-        ...(q.model === undefined ? {} : { model: q.model }),
-      });
+      const rows = await ctx.store.ledger.daily(t.tenantId, usageQuery(q));
       ctx.audit.details = { rows: rows.length, format: q.format };
       if (q.format === "csv") ctx.replyText(200, "text/csv; charset=utf-8", toCsv(rows, USAGE_COLUMNS));
       else ctx.reply(200, { usage: rows });
+    }),
+
+    // The usage dashboard's data: daily rollups and attempt outcomes (with provider TTFT) of
+    // every tenant, or of the one named.
+    route("GET", "/v1/usage", async (ctx) => {
+      const q = B.parse(B.UsageOverviewParams, Object.fromEntries(ctx.url.searchParams));
+      ctx.audit.action = "usage.overview";
+      const tenants = q.tenant === undefined ? await ctx.store.tenants.list() : [await tenantOf(ctx, q.tenant, "usage.overview")];
+      const query = usageQuery(q);
+      const usage = (await Promise.all(tenants.map((t) => ctx.store.ledger.daily(t.tenantId, query)))).flat();
+      ctx.audit.details = { tenants: tenants.length, rows: usage.length, format: q.format };
+      if (q.format === "csv") return ctx.replyText(200, "text/csv; charset=utf-8", toCsv(usage, USAGE_COLUMNS));
+      const outcomes = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyOutcomes(t.tenantId, query)))).flat();
+      ctx.reply(200, { tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })), usage, outcomes });
     }),
 
     route("GET", "/v1/audit", async (ctx) => {

@@ -35,6 +35,7 @@ export type {
   DailyUsage,
   LedgerEntry,
   LedgerRepository,
+  DailyOutcomes,
   LedgerRow,
   NewPrice,
   PriceRecord,

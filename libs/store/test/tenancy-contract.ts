@@ -229,6 +229,24 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(await store.ledger.monthTotals(tid(), at("2026-04-15T00:00:00Z"))).toEqual({ costMicroUsd: 0, tokens: 0 });
       });
 
+      it("counts outcomes and provider TTFT per UTC day, with the same filters", async () => {
+        const tenant = tid();
+        const at = (iso: string) => new Date(iso);
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o1", ttftMs: 100, outcome: "ok" }), at("2026-05-01T00:00:00Z"));
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o2", ttftMs: 300, outcome: "retried" }), at("2026-05-01T10:00:00Z"));
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o3", ttftMs: undefined, outcome: "failed" }), at("2026-05-01T23:59:59Z"));
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o4", ttftMs: undefined, outcome: "cancelled", upstreamModel: "claude" }), at("2026-05-02T08:00:00Z"));
+        const days = await store.ledger.dailyOutcomes(tenant);
+        expect(days).toEqual([
+          { tenantId: tenant, day: "2026-05-01", attempts: 3, ok: 1, failed: 1, retried: 1, cancelled: 0, interrupted: 0, ttftAvgMs: 200, ttftP95Ms: 290 },
+          { tenantId: tenant, day: "2026-05-02", attempts: 1, ok: 0, failed: 0, retried: 0, cancelled: 1, interrupted: 0, ttftAvgMs: undefined, ttftP95Ms: undefined },
+        ]);
+        expect((await store.ledger.dailyOutcomes(tenant, { from: "2026-05-02", to: "2026-05-02" })).map((d) => d.day)).toEqual(["2026-05-02"]);
+        expect((await store.ledger.dailyOutcomes(tenant, { to: "2026-05-01" })).map((d) => d.day)).toEqual(["2026-05-01"]);
+        expect((await store.ledger.dailyOutcomes(tenant, { model: "claude" })).map((d) => d.attempts)).toEqual([1]);
+        expect(await store.ledger.dailyOutcomes(tid())).toEqual([]);
+      });
+
       it("rejects an unknown outcome or credentials source", async () => {
         const e = ledgerEntry(tid(), { outcome: "great" as "ok" });
         await expect(store.ledger.record(e)).rejects.toThrow();

@@ -1,6 +1,10 @@
-/** Starts the admin API on node:http (the standalone admin process), plus an unauthenticated `GET /healthz`. */
+/**
+ * Starts the admin API on node:http (the standalone admin process), plus an unauthenticated
+ * `GET /healthz` and the usage dashboard page under `/dashboard/` (its data comes from this API).
+ */
 import { createServer, type Server } from "node:http";
 import { createAdminHandler, type AdminApiOptions } from "@byok/admin-api";
+import { createDashboardHandler } from "@byok/dashboard";
 import { closeServer, listen } from "@byok/process";
 
 export interface AdminServer {
@@ -12,7 +16,9 @@ export interface AdminServer {
 
 export async function startAdminServer(opts: AdminApiOptions & { host?: string; port?: number }): Promise<AdminServer> {
   const handle = createAdminHandler(opts);
+  const dashboard = createDashboardHandler({ adminApiBase: "" });
   const server = createServer((req, res) => {
+    if (dashboard(req, res)) return;
     // Liveness for probes and the image's healthcheck: no key, no audit row, no store access.
     if (req.method === "GET" && req.url === "/healthz") return void res.writeHead(200, { "content-type": "text/plain" }).end("ok\n");
     void handle(req, res);

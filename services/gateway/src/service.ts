@@ -3,6 +3,7 @@ import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin-api";
 import { createInProcessDispatcher } from "@byok/agent";
 import { createCompatHandler } from "@byok/compat";
+import { createDashboardHandler } from "@byok/dashboard";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
@@ -110,6 +111,8 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       },
       streams: new OpenStreams(config.limits.maxRunSseStreams),
       admin,
+      // The usage dashboard reads the admin API under /admin: served only when that API is.
+      dashboard: admin ? createDashboardHandler({ adminApiBase: ADMIN_PATH_PREFIX }) : undefined,
       compat,
     }),
   );

@@ -8,7 +8,7 @@ import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db.js";
 import { usageDaily, usageLedger } from "../schema.js";
-import type { AttemptOutcome, CredentialsSource, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
+import type { AttemptOutcome, CredentialsSource, DailyOutcomes, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
 
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {
@@ -113,6 +113,47 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           cacheWriteTokens: r.cacheWriteTokens,
           reasoningTokens: r.reasoningTokens,
           costMicroUsd: r.costMicroUsd,
+        }),
+      );
+    },
+
+    async dailyOutcomes(tenantId, q = {}) {
+      const day = sql<string>`to_char(${usageLedger.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+      const filters = [eq(usageLedger.tenantId, tenantId)];
+      if (q.from !== undefined) filters.push(gte(usageLedger.createdAt, new Date(`${q.from}T00:00:00Z`)));
+      if (q.to !== undefined) filters.push(lt(usageLedger.createdAt, new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000)));
+      if (q.userId !== undefined) filters.push(eq(usageLedger.userId, q.userId));
+      if (q.model !== undefined) filters.push(eq(usageLedger.upstreamModel, q.model));
+      const n = (outcome: AttemptOutcome) => sql<string>`count(*) filter (where ${usageLedger.outcome} = ${outcome})`;
+      const rows = await db
+        .select({
+          day,
+          attempts: sql<string>`count(*)`,
+          ok: n("ok"),
+          failed: n("failed"),
+          retried: n("retried"),
+          cancelled: n("cancelled"),
+          interrupted: n("interrupted"),
+          ttftAvg: sql<string | null>`avg(${usageLedger.ttftMs})`,
+          ttftP95: sql<string | null>`percentile_cont(0.95) within group (order by ${usageLedger.ttftMs})`,
+        })
+        .from(usageLedger)
+        .where(and(...filters))
+        .groupBy(day)
+        .orderBy(day);
+      const num = (v: string | null) => (v === null ? undefined : Math.round(Number(v)));
+      return rows.map(
+        (r): DailyOutcomes => ({
+          tenantId,
+          day: r.day,
+          attempts: Number(r.attempts),
+          ok: Number(r.ok),
+          failed: Number(r.failed),
+          retried: Number(r.retried),
+          cancelled: Number(r.cancelled),
+          interrupted: Number(r.interrupted),
+          ttftAvgMs: num(r.ttftAvg),
+          ttftP95Ms: num(r.ttftP95),
         }),
       );
     },

@@ -89,6 +89,22 @@ export interface UsageQuery {
   model?: string;
 }
 
+/** Attempt outcomes and provider TTFT of one UTC day (from the ledger rows; the dashboard's error and latency plots). */
+export interface DailyOutcomes {
+  tenantId: string;
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  attempts: number;
+  ok: number;
+  failed: number;
+  retried: number;
+  cancelled: number;
+  interrupted: number;
+  /** Over the day's attempts that reported a first event; undefined when none did. */
+  ttftAvgMs: number | undefined;
+  ttftP95Ms: number | undefined;
+}
+
 export interface UsageTotals {
   costMicroUsd: number;
   /** input + output + cache read + cache write. */
@@ -112,6 +128,8 @@ export interface LedgerRepository {
    * (rebuilds budget counters). Cost counts gateway-credential attempts only (others cost 0).
    */
   monthTotals(tenantId: string, monthOf: Date, userId?: string): Promise<UsageTotals>;
+  /** Outcomes and TTFT per UTC day of the tenant's attempts (`model` filters on the upstream model), by day. */
+  dailyOutcomes(tenantId: string, q?: UsageQuery): Promise<DailyOutcomes[]>;
 }
 
 export interface AuditEntry {

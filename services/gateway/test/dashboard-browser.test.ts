@@ -1,0 +1,174 @@
+// Issue 15 item 3: the usage dashboard in a real headless Chromium (Debian's `chromium`,
+// driven by playwright-core), served by the embedded gateway: the page loads behind the admin
+// key, its plots and tables show the ledger's numbers for seeded tenants, the tenant and date
+// filters change them, CSV export downloads the rollups. Screenshots go to
+// test-output/dashboard/ (gitignored). The admin service mounts the same page and API
+// (services/admin/test/dashboard.test.ts).
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { DailyUsage, LedgerEntry } from "@byok/store";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminCall, startHarness, type Harness } from "./harness.js";
+
+const ADMIN_KEY = "admin-key-for-dashboard-tests-0123456789";
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const OUT = fileURLToPath(new URL("../../../test-output/dashboard/", import.meta.url));
+
+interface Shown {
+  from: string;
+  to: string;
+  tenant: string;
+  totals: { tokens: number; costMicroUsd: number; attempts: number; failed: number };
+  tokens: { labels: string[]; data: (number | null)[][] };
+  cost: { labels: string[]; data: (number | null)[][] };
+  errors: { labels: string[]; data: (number | null)[][] };
+  ttft: { labels: string[]; data: (number | null)[][] };
+  topUsers: { tenantId: string; userId: string; tokens: number; costMicroUsd: number; attempts: number }[];
+}
+
+function entry(tenantId: string, userId: string, n: number, model: string, counts: { input: number; output: number; cost: number; ttft: number; outcome?: LedgerEntry["outcome"] }): LedgerEntry {
+  return {
+    tenantId, userId, keyId: undefined, conversationId: `c-${n}`, requestId: `r-${tenantId}-${n}`, originalRequestId: undefined, generation: 1,
+    modelCallId: "m1", attempt: 1, provider: "openai-chat", upstreamModel: model, route: model, credentialsSource: "gateway", rawUsage: null,
+    inputTokens: counts.input, outputTokens: counts.output, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false,
+    priceVersion: 1, costMicroUsd: counts.cost, ttftMs: counts.ttft, durationMs: counts.ttft * 3, outcome: counts.outcome ?? "ok",
+  };
+}
+
+const tokensOf = (r: DailyUsage) => r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens;
+
+describe("usage dashboard in headless Chromium", () => {
+  let h: Harness;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
+    mkdirSync(OUT, { recursive: true });
+    h = await startHarness({ GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY });
+    for (const t of ["acme", "globex"]) expect((await adminCall(h.gw, ADMIN_KEY, "POST", "/v1/tenants", { tenantId: t, name: t })).status).toBe(201);
+    const day = (d: number, hour = 12) => new Date(Date.UTC(2026, 10, d, hour));
+    const rows: [LedgerEntry, Date][] = [
+      [entry("acme", "alice", 1, "model-a", { input: 1000, output: 500, cost: 6000, ttft: 300 }), day(20)],
+      [entry("acme", "alice", 2, "model-b", { input: 400, output: 100, cost: 1500, ttft: 500 }), day(20, 15)],
+      [entry("acme", "bob", 3, "model-a", { input: 2000, output: 1000, cost: 12000, ttft: 200 }), day(21)],
+      [entry("acme", "bob", 4, "model-a", { input: 50, output: 0, cost: 100, ttft: 900, outcome: "failed" }), day(21, 13)],
+      [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400 }), day(22)],
+    ];
+    for (const [e, at] of rows) await h.gw.store.ledger.record(e, at);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  /** What the store says for a tenant (or all) and a date range: the numbers the page must show. */
+  async function expected(tenant: string | undefined, from: string, to: string) {
+    const tenants = tenant ? [tenant] : ["acme", "default", "globex"];
+    const usage = (await Promise.all(tenants.map((t) => h.gw.store.ledger.daily(t, { from, to })))).flat();
+    const outcomes = (await Promise.all(tenants.map((t) => h.gw.store.ledger.dailyOutcomes(t, { from, to })))).flat();
+    return {
+      tokens: usage.reduce((n, r) => n + tokensOf(r), 0),
+      costMicroUsd: usage.reduce((n, r) => n + r.costMicroUsd, 0),
+      attempts: outcomes.reduce((n, r) => n + r.attempts, 0),
+      failed: outcomes.reduce((n, r) => n + r.failed, 0),
+    };
+  }
+
+  async function shown(page: Page, want: { from: string; to: string; tenant: string }): Promise<Shown> {
+    await page.waitForFunction((w) => {
+      const d = (globalThis as unknown as { __dashboard?: { from: string; to: string; tenant: string } }).__dashboard;
+      return d !== undefined && d.from === w.from && d.to === w.to && d.tenant === w.tenant;
+    }, want, { timeout: 15_000 });
+    return page.evaluate(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard);
+  }
+
+  async function applyDates(page: Page, from: string, to: string): Promise<void> {
+    await page.fill("#from", from);
+    await page.fill("#to", to);
+    await page.click("#filters button[type=submit]");
+  }
+
+  {
+    it("loads behind the admin key, shows the ledger's numbers, filters change them, CSV downloads", async () => {
+      const url = `${h.gw.url}/dashboard/`;
+      const slug = "gateway";
+      const context = await browser.newContext({ viewport: { width: 1400, height: 1200 }, acceptDownloads: true });
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(e.message));
+      page.on("console", (m) => {
+        if (m.type() === "error") problems.push(m.text());
+      });
+      try {
+        // A wrong key is refused and the login form comes back.
+        await page.goto(url);
+        await page.fill("#key", "not-the-admin-key-000000");
+        await page.click("#login button");
+        await expect.poll(() => page.locator("#main").isVisible()).toBe(false);
+        expect(await page.locator("#login").isVisible()).toBe(true);
+        problems.length = 0; // the refused fetch's 401 console line
+
+        await page.fill("#key", ADMIN_KEY);
+        await page.click("#login button");
+        await expect.poll(() => page.locator("#main").isVisible()).toBe(true);
+        expect(await page.locator("#login").isVisible()).toBe(false);
+        await applyDates(page, "2026-11-01", "2026-11-30");
+        const all = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "" });
+        const wantAll = await expected(undefined, "2026-11-01", "2026-11-30");
+        expect(all.totals).toEqual(wantAll);
+        expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1 });
+        expect(await page.textContent("#total-tokens")).toBe("5,450");
+        expect(await page.textContent("#total-cost")).toBe("0.020500");
+        expect(await page.textContent("#total-errors")).toBe("20.0 %");
+        // Grouped by model: model-a on 2026-11-20 (index 19) is alice's 1500 tokens, on the 21st bob's 3050.
+        const a = all.tokens.data[all.tokens.labels.indexOf("model-a") + 1]!;
+        expect([a[19], a[20]]).toEqual([1500, 3050]);
+        expect(all.errors.data[1]![20]).toBe(50); // one of the two attempts on the 21st failed
+        expect(all.ttft.data[1]![19]).toBe(400); // mean of 300 and 500 ms on the 20th
+        expect(all.topUsers.map((u) => [u.tenantId, u.userId, u.tokens])).toEqual([["acme", "bob", 3050], ["acme", "alice", 2000], ["globex", "carol", 400]]);
+        expect(await page.locator("#top-users tbody tr").count()).toBe(3);
+        expect(await page.locator(".uplot canvas").count()).toBe(4);
+        await page.screenshot({ path: join(OUT, `${slug}-all-tenants.png`), fullPage: true });
+
+        // Tenant filter.
+        await page.selectOption("#tenant", "acme");
+        const acme = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "acme" });
+        expect(acme.totals).toEqual(await expected("acme", "2026-11-01", "2026-11-30"));
+        expect(acme.topUsers.map((u) => u.userId)).toEqual(["bob", "alice"]);
+        await page.selectOption("#group", "user");
+        await page.waitForFunction(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens.labels.includes("alice"));
+        const byUser = await page.evaluate(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens);
+        expect(byUser.labels).toEqual(["alice", "bob"]);
+        await page.screenshot({ path: join(OUT, `${slug}-acme-by-user.png`), fullPage: true });
+
+        // Date filter: only the 21st.
+        await applyDates(page, "2026-11-21", "2026-11-21");
+        const one = await shown(page, { from: "2026-11-21", to: "2026-11-21", tenant: "acme" });
+        expect(one.totals).toEqual(await expected("acme", "2026-11-21", "2026-11-21"));
+        expect(one.totals).toMatchObject({ tokens: 3050, attempts: 2, failed: 1 });
+        await page.screenshot({ path: join(OUT, `${slug}-acme-one-day.png`), fullPage: true });
+
+        // CSV export of what is shown.
+        const [download] = await Promise.all([page.waitForEvent("download"), page.click("#csv")]);
+        const csv = readFileSync(await download.path(), "utf8");
+        const lines = csv.trim().split(/\r?\n/);
+        expect(lines[0]).toBe("day,tenantId,userId,model,attempts,estimatedAttempts,inputTokens,outputTokens,cacheReadTokens,cacheWriteTokens,reasoningTokens,costMicroUsd");
+        expect(lines.slice(1)).toEqual(["2026-11-21,acme,bob,model-a,2,0,2050,1000,0,0,0,12100"]);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
+  it("the page holds no data and the data needs the admin key", async () => {
+    const page = await fetch(`${h.gw.url}/dashboard/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
+    expect(await page.text()).not.toContain("acme");
+    expect((await fetch(`${h.gw.url}/admin/v1/usage`)).status).toBe(401);
+  });
+});
