@@ -35,6 +35,7 @@ export type CompatHandler = (req: IncomingMessage, res: ServerResponse) => boole
 function headersOf(req: IncomingMessage, anthropic: boolean): Headers {
   const h = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
+    if (k.startsWith(":")) continue; // HTTP/2 pseudo-headers
     if (typeof v === "string") h.set(k, v);
     else if (Array.isArray(v)) h.set(k, v.join(", "));
   }

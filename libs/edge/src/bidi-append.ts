@@ -5,8 +5,8 @@ import { decodeClientMessage } from "@byok/protocol";
 import { ATTR, injectTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
 import { create } from "@bufbuild/protobuf";
-import type { Authenticator } from "./auth.js";
-import { loggableHeaders, readClientHeaders } from "./client-headers.js";
+import type { Authenticator, Principal } from "./auth.js";
+import { loggableHeaders, readClientHeaders, type ClientHeaders } from "./client-headers.js";
 import { invalidArgument, resourceExhausted, unavailable } from "./errors.js";
 
 export interface BidiAppendDeps {
@@ -49,10 +49,58 @@ function payloadOf(req: BidiAppendRequest, maxPayloadBytes: number): Uint8Array 
 }
 
 /**
+ * Records one AgentClientMessage of a request and dispatches its run generation: the part of
+ * BidiAppend that AgentService/Run shares. Resolves once the append is durable (also when
+ * buffered ahead of a gap); never waits for the run. Throws ConnectErrors a client can act on.
+ */
+export function createClientAppender(deps: BidiAppendDeps) {
+  return async (principal: Principal, headers: ClientHeaders, requestId: string, seqno: bigint, payload: Uint8Array, via: string): Promise<void> => {
+    const decoded = decodeClientMessage(payload);
+    if (!decoded.ok) {
+      // The decoder's own wording stays in the debug log; the client gets the protocol's words.
+      deps.logger.debug({ requestId, reason: decoded.reason }, "undecodable AgentClientMessage");
+      throw invalidArgument(`The ${via} payload is not a valid agent.v1.AgentClientMessage (binary protobuf).`);
+    }
+    const ref = { tenantId: principal.tenantId, requestId };
+    // Trace context plus who the run belongs to, stored with the entry for the worker.
+    const carrier = {
+      ...injectTraceContext(),
+      ...principalMeta({
+        userId: principal.userId,
+        keyId: principal.keyId,
+        originalRequestId: headers.originalRequestId,
+        ghostMode: headers.ghostMode,
+      }),
+    };
+    let outcome;
+    try {
+      outcome = await deps.bus.appendInput(ref, seqno, payload, carrier);
+      if (outcome.status === "accepted" || outcome.status === "duplicate") {
+        // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
+        await deps.dispatcher.dispatch(ref, outcome.generation, carrier);
+      }
+    } catch (err) {
+      deps.logger.error({ err, requestId }, `bus unavailable for ${via}`);
+      deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
+      throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
+    }
+    deps.metrics.bidiAppends.inc({ outcome: outcome.status });
+    if (outcome.status === "beyond_window") {
+      throw invalidArgument(`append_seqno ${seqno} is more than ${outcome.window} ahead of the next expected seqno ${outcome.nextSeqno} for this request.`);
+    }
+    if (outcome.status === "input_full") {
+      throw resourceExhausted(`This run already received ${outcome.limit} messages, the gateway's limit for one run.`);
+    }
+    deps.logger.debug({ requestId, seqno: String(seqno), outcome: outcome.status, generation: outcome.generation, via, ...loggableHeaders(headers) }, "append");
+  };
+}
+
+/**
  * BidiAppend: validate, pass the seqno gate, dispatch the run. Answers once the append is
  * durably recorded (also when buffered ahead of a gap); never waits for the run.
  */
 export function createBidiAppendHandler(deps: BidiAppendDeps) {
+  const append = createClientAppender(deps);
   return async (req: BidiAppendRequest, ctx: HandlerContext): Promise<BidiAppendResponse> => {
     const principal = await deps.auth.authenticate(ctx.requestHeader);
     const requestId = req.requestId?.requestId ?? "";
@@ -63,49 +111,7 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
       { attributes: { [ATTR.tenantId]: principal.tenantId, [ATTR.requestId]: requestId, [ATTR.appendSeqno]: Number(req.appendSeqno) } },
       async (span) => {
         try {
-          const payload = payloadOf(req, deps.limits.maxPayloadBytes);
-          const decoded = decodeClientMessage(payload);
-          if (!decoded.ok) {
-            // The decoder's own wording stays in the debug log; the client gets the protocol's words.
-            deps.logger.debug({ requestId, reason: decoded.reason }, "undecodable AgentClientMessage");
-            throw invalidArgument("BidiAppend payload is not a valid agent.v1.AgentClientMessage (binary protobuf: hex in `data` or raw bytes in `data_binary`).");
-          }
-          const ref = { tenantId: principal.tenantId, requestId };
-          // Trace context plus who the run belongs to, stored with the entry for the worker.
-          const carrier = {
-            ...injectTraceContext(),
-            ...principalMeta({
-              userId: principal.userId,
-              keyId: principal.keyId,
-              originalRequestId: headers.originalRequestId,
-              ghostMode: headers.ghostMode,
-            }),
-          };
-          let outcome;
-          try {
-            outcome = await deps.bus.appendInput(ref, req.appendSeqno, payload, carrier);
-            if (outcome.status === "accepted" || outcome.status === "duplicate") {
-              // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
-              await deps.dispatcher.dispatch(ref, outcome.generation, carrier);
-            }
-          } catch (err) {
-            deps.logger.error({ err, requestId }, "bus unavailable for BidiAppend");
-            deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
-            throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
-          }
-          deps.metrics.bidiAppends.inc({ outcome: outcome.status });
-          if (outcome.status === "beyond_window") {
-            throw invalidArgument(
-              `append_seqno ${req.appendSeqno} is more than ${outcome.window} ahead of the next expected seqno ${outcome.nextSeqno} for this request.`,
-            );
-          }
-          if (outcome.status === "input_full") {
-            throw resourceExhausted(`This run already received ${outcome.limit} messages, the gateway's limit for one run.`);
-          }
-          deps.logger.debug(
-            { requestId, seqno: String(req.appendSeqno), outcome: outcome.status, generation: outcome.generation, ...loggableHeaders(headers) },
-            "append",
-          );
+          await append(principal, headers, requestId, req.appendSeqno, payloadOf(req, deps.limits.maxPayloadBytes), "BidiAppend");
           return create(BidiAppendResponseSchema, {});
         } finally {
           span.end();

@@ -5,3 +5,4 @@ export { createOpenAuthenticator, type Authenticator, type Principal } from "./a
 export { readClientHeaders, type ClientHeaders } from "./client-headers.js";
 export * from "./auth/index.js";
 export { OpenStreams } from "./open-streams.js";
+export { RUN_PATH } from "./run.js";

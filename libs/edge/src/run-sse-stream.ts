@@ -80,11 +80,11 @@ export async function serveRunSse(
   res.end(encodeEnvelope(ENVELOPE_FLAG_END_STREAM, end));
 }
 
-/** The request headers as a fetch Headers. */
+/** The request headers as a fetch Headers (HTTP/2 pseudo-headers left out). */
 export function headersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
+    if (v !== undefined && !k.startsWith(":")) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
   }
   return headers;
 }

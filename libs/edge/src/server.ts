@@ -4,7 +4,8 @@ import type { Bus, RunDispatcher } from "@byok/bus";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
-import { createBidiAppendHandler } from "./bidi-append.js";
+import { createBidiAppendHandler, createClientAppender } from "./bidi-append.js";
+import { RUN_PATH, serveRun } from "./run.js";
 import type { OpenStreams } from "./open-streams.js";
 import { createConnectEdge, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
@@ -53,8 +54,28 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     },
   });
   const runSseFrames = createRunSseFrames(deps);
+  const runDeps = { auth: deps.auth, append: createClientAppender(deps), frames: runSseFrames, maxMessageBytes: deps.limits.maxPayloadBytes, logger: deps.logger };
+  const serveRunRoute = (req: IncomingMessage, res: ServerResponse) => {
+    const refuse = (status: number, message: string) => {
+      req.resume();
+      writeUnaryError(res, status, invalidArgument(message));
+    };
+    if (req.httpVersionMajor !== 2) return refuse(505, "agent.v1.AgentService/Run is a bidirectional stream and needs HTTP/2; over HTTP/1.1 use RunSSE + BidiAppend.");
+    if (req.method !== "POST") return refuse(405, `agent.v1.AgentService/Run takes POST, not ${req.method}.`);
+    const contentType = req.headers["content-type"] ?? "";
+    if (!/^application\/connect\+proto\s*(;|$)/i.test(contentType)) {
+      return refuse(415, `agent.v1.AgentService/Run takes content-type application/connect+proto (a Connect bidi stream); got ${contentType ? `'${contentType.slice(0, 80)}'` : "none"}.`);
+    }
+    const admitted = deps.streams.admit();
+    if (!admitted.ok) return writeStreamError(res, "application/connect+proto", admitted.error);
+    void serveRun(req, res, runDeps, admitted);
+  };
   return (req, res) => {
     const path = (req.url ?? "").split("?")[0];
+    if (path === RUN_PATH) {
+      serveRunRoute(req, res);
+      return;
+    }
     if (path !== RUN_SSE_PATH) {
       const procedure = connect.route(path ?? "");
       if (procedure) procedure(req, res);

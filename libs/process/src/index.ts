@@ -4,3 +4,4 @@
 export { kekFor, openGatewayStore } from "./store.js";
 export { closeServer, listen } from "./listen.js";
 export { createProbeRoutes, type ProbeDeps } from "./probes.js";
+export { listenEdge, type EdgeListener, type EdgeListenOptions } from "./edge-listener.js";

@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin-api";
 import { createInProcessDispatcher } from "@byok/agent";
@@ -10,7 +10,7 @@ import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { authenticatorFromConfig, OpenStreams } from "@byok/edge";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import { retryPolicy, type RetryPolicy } from "@byok/providers";
-import { closeServer, kekFor, listen, openGatewayStore } from "@byok/process";
+import { kekFor, listenEdge, openGatewayStore } from "@byok/process";
 import { createServiceEngine, memoryMetering, prepareDefaultTenant, providerAdapters, tenancyEngineDeps } from "@byok/runtime";
 import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
@@ -96,7 +96,8 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const admin = config.adminKey
     ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })
     : undefined;
-  const server: Server = createServer(
+  // HTTP/1.1 and HTTP/2 (h2 over TLS when configured, else h2c) on one port.
+  const edge = await listenEdge(
     createGatewayHandler({
       bus,
       dispatcher,
@@ -115,17 +116,19 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       dashboard: admin ? createDashboardHandler({ adminApiBase: ADMIN_PATH_PREFIX }) : undefined,
       compat,
     }),
+    { host: config.host, port: config.port, tls: config.controlPlane.tls },
   );
-  const url = await listen(server, config.host, config.port);
+  const server: Server = edge.http1;
+  const url = edge.url;
   return {
     url,
     adminUrl: admin ? `${url}${ADMIN_PATH_PREFIX}` : undefined,
-    server,
+    server: edge.http1,
     bus,
     store,
     logger,
     async close() {
-      await closeServer(server);
+      await edge.close();
       await dispatcher.close();
       await bus.close();
       await closeMetering();

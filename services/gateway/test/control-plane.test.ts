@@ -279,6 +279,10 @@ describe("control plane through the embedded gateway", () => {
     expect(body.code).toBe("unimplemented");
     expect(fromBinary(ErrorDetailsSchema, Buffer.from(body.details[0]!.value, "base64")).details?.title).toBe("Not served by the gateway");
     expect(await (await fetch(`${h.gw.url}/metrics`)).text()).toMatch(/byok_unimplemented_procedures_total\{procedure="AiService\/StreamChat"\} 1/);
+    // The poll transports are not served (docs/control-plane.md "Transports").
+    const post = (path: string) => fetch(`${h.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/proto", authorization: `Bearer ${accessToken}` }, body: new Uint8Array() });
+    expect((await post("/aiserver.v1.BidiService/BidiPoll")).status).toBe(501);
+    expect((await post("/agent.v1.AgentService/RunPoll")).status).toBe(404);
 
     const bad = await fetch(`${h.gw.url}/aiserver.v1.AiService/AvailableModels`, { method: "POST", headers: { "content-type": "application/proto", authorization: `Bearer ${accessToken}` }, body: new Uint8Array([0xff, 0xff, 0xff]) });
     expect(bad.status).toBe(400);

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
 import type { ControlPlane } from "@byok/control-plane";
 import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
 import { createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
-import { closeServer, listen } from "@byok/process";
+import { listenEdge } from "@byok/process";
 import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { createIngressHandler } from "./handler.js";
 
@@ -82,22 +82,20 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     },
     streams,
   });
-  const server = createServer(handler);
-  // Many long-lived RunSSE streams: no per-request timeout, keep-alive as usual.
-  server.requestTimeout = 0;
-  server.headersTimeout = 30_000;
-  const url = await listen(server, config.host, config.port);
+  // HTTP/1.1 and HTTP/2 (h2 over TLS when configured, else h2c) on one port.
+  const edge = await listenEdge(handler, { host: config.host, port: config.port, tls: config.controlPlane.tls });
+  const server = edge.http1;
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      await closeServer(server);
+      await edge.close();
       await dispatcher.close();
       await bus.close();
     })();
     return closing;
   };
   return {
-    url,
+    url: edge.url,
     name,
     server,
     bus,
@@ -108,7 +106,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
       const { cut } = await streams.drain(config.timers.drainGraceMs);
       logger.info({ cut }, "drained");
       // Let the cut connections flush their last whole frames before the rest are closed.
-      const closed = new Promise<void>((r) => server.close(() => r()));
+      const closed = edge.stopAccepting();
       server.closeIdleConnections();
       await Promise.race([closed, new Promise((r) => setTimeout(r, 1_000).unref())]);
       await close();

@@ -27,3 +27,4 @@ export {
   type PreRunAnswers,
   type SignInResult,
 } from "./control-plane.js";
+export { runOverHttp2, type RunH2Options, type RunH2Result } from "./run-h2.js";

@@ -1,0 +1,90 @@
+/**
+ * One port for HTTP/1.1 and HTTP/2 (docs/control-plane.md "Transports"). Each connection goes to
+ * the HTTP/1.1 server or to an HTTP/2 server, both calling the same request handler:
+ * - TLS (certificate and key from GATEWAY_TLS_CERT_FILE / GATEWAY_TLS_KEY_FILE): by ALPN, `h2`
+ *   or `http/1.1`;
+ * - cleartext: h2c with prior knowledge when the connection opens with the HTTP/2 preface,
+ *   HTTP/1.1 otherwise (node's http2.createServer has no allowHTTP1 for cleartext, so the first
+ *   bytes decide).
+ * The HTTP/1.1 server keeps its own connection bookkeeping (closeAllConnections, drain).
+ */
+import { readFileSync } from "node:fs";
+import { createServer as createHttp1Server, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer as createH2Server, type Http2Server, type Http2Session } from "node:http2";
+import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
+import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+
+/** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+export interface EdgeListener {
+  /** The HTTP/1.1 server (timeouts, connection tracking, drain). It does not listen itself. */
+  http1: Server;
+  http2: Http2Server;
+  /** `http://host:port` or `https://host:port`. */
+  url: string;
+  port: number;
+  /** Stops accepting, closes HTTP/2 sessions and every HTTP/1.1 connection. */
+  close(): Promise<void>;
+  /** Stops accepting; open connections stay (drain). */
+  stopAccepting(): Promise<void>;
+}
+
+export interface EdgeListenOptions {
+  host: string;
+  port: number;
+  tls: { certFile: string; keyFile: string } | undefined;
+}
+
+export async function listenEdge(handler: (req: IncomingMessage, res: ServerResponse) => void, opts: EdgeListenOptions): Promise<EdgeListener> {
+  const http1 = createHttp1Server(handler);
+  // Many long-lived streams: no per-request timeout, keep-alive as usual.
+  http1.requestTimeout = 0;
+  http1.headersTimeout = 30_000;
+  // The compatibility API's request and response are what the handler uses of node:http's.
+  const http2 = createH2Server(handler as unknown as Parameters<typeof createH2Server>[0]);
+  const sessions = new Set<Http2Session>();
+  http2.on("session", (s) => {
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
+  });
+
+  const route = (socket: Socket, h2: boolean) => (h2 ? http2 : http1).emit("connection", socket);
+  const listener = opts.tls
+    ? createTlsServer({ cert: readFileSync(opts.tls.certFile), key: readFileSync(opts.tls.keyFile), ALPNProtocols: ["h2", "http/1.1"] }, (s: TLSSocket) =>
+        route(s, s.alpnProtocol === "h2"),
+      )
+    : createNetServer((socket) => {
+        socket.once("readable", function sniff() {
+          const head: Buffer | null = socket.read(Math.min(H2_PREFACE.length, socket.readableLength)) as Buffer | null;
+          if (head === null) return void socket.once("readable", sniff);
+          socket.unshift(head);
+          // A partial preface is rare (it is one small write); wait for the rest only while it still matches.
+          if (head.length < H2_PREFACE.length && H2_PREFACE.subarray(0, head.length).equals(head)) {
+            return void socket.once("readable", sniff);
+          }
+          route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length);
+        });
+      });
+  await new Promise<void>((resolve, reject) => {
+    listener.once("error", reject);
+    listener.listen(opts.port, opts.host, () => resolve());
+  });
+  const addr = listener.address() as AddressInfo;
+  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
+  let stopped: Promise<void> | undefined;
+  const stopAccepting = () => (stopped ??= new Promise<void>((r) => listener.close(() => r())));
+  return {
+    http1,
+    http2,
+    port: addr.port,
+    url: `${opts.tls ? "https" : "http"}://${host}:${addr.port}`,
+    stopAccepting,
+    async close() {
+      const done = stopAccepting();
+      for (const s of sessions) s.destroy();
+      http1.closeAllConnections();
+      await done;
+    },
+  };
+}

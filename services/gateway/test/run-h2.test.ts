@@ -1,0 +1,128 @@
+// HTTP/2 AgentService/Run (issue 11 §4) on the embedded gateway: h2c and h2 over TLS (ALPN)
+// on the same port as HTTP/1.1, with a session token; heartbeats; a reconnect resumes the same
+// request; the control-plane calls over HTTP/2 too.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Code } from "@connectrpc/connect";
+import { controlPlaneClients, createCursorClient, exchangeApiKey, runOverHttp2, runRequestMessage } from "@byok/testing";
+import { aiserver } from "@byok/wire";
+import { adminCall, startHarness, type Harness } from "./harness.js";
+
+const ADMIN_KEY = "admin-key-for-run-h2-tests-0123456789";
+const SIM_KEY = "sk-tenant-credential-h2-abcdef0123456789";
+
+async function tenantKey(h: Harness, id: string): Promise<string> {
+  const admin = (method: string, path: string, body?: unknown) => adminCall<{ secret: string }>(h.gw, ADMIN_KEY, method, path, body);
+  expect((await admin("POST", "/v1/tenants", { tenantId: id, name: id })).status).toBe(201);
+  expect((await admin("PUT", `/v1/tenants/${id}/credentials/sim`, { credential: { kind: "api_key", apiKey: SIM_KEY } })).status).toBe(200);
+  const targets = [{ provider: "openai-chat", model: "sim-model", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }];
+  expect((await admin("PUT", `/v1/tenants/${id}/routes/${id}-model`, { targets, catalogue: { displayName: `${id} model` } })).status).toBe(200);
+  return (await admin("POST", `/v1/tenants/${id}/keys`, { name: "k" })).body.secret;
+}
+
+const ENV = { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_HEARTBEAT_MS: "300", GATEWAY_KV_ACK_TIMEOUT_MS: "300", GATEWAY_NOT_FOUND_WAIT_MS: "1000" };
+
+describe("AgentService/Run over h2c, next to HTTP/1.1 on the same port", () => {
+  let h: Harness;
+  let tokens: Record<string, string>;
+  beforeAll(async () => {
+    h = await startHarness(ENV);
+    tokens = {};
+    for (const id of ["acme", "globex"]) tokens[id] = (await exchangeApiKey(h.gw.url, await tenantKey(h, id))).accessToken;
+  }, 120_000);
+  afterAll(async () => h?.close());
+
+  it("runs a turn per tenant over Run (h2c) with the session token, and RunSSE + BidiAppend still over HTTP/1.1", async () => {
+    for (const id of ["acme", "globex"]) {
+      h.sim.enqueue({ text: `h2 hello ${id}` });
+      const r = await runOverHttp2({ baseUrl: h.gw.url, token: tokens[id], requestId: `h2c-${id}`, message: runRequestMessage({ text: "hi", conversationId: `c-h2c-${id}`, modelId: `${id}-model` }) });
+      expect(r.error).toBeUndefined();
+      expect(r.textDeltas).toBe(`h2 hello ${id}`);
+      expect(r.messages.some((m) => m.message.case === "interactionUpdate" && m.message.value.message.case === "turnEnded")).toBe(true);
+      h.sim.enqueue({ text: `h1 hello ${id}` });
+      const c = createCursorClient({ baseUrl: h.gw.url, authToken: tokens[id] });
+      expect((await c.runTurn({ requestId: `h1-${id}`, message: runRequestMessage({ text: "hi", conversationId: `c-h1-${id}`, modelId: `${id}-model` }) })).textDeltas).toBe(`h1 hello ${id}`);
+    }
+    // The control-plane calls over HTTP/2 as well.
+    const cp = controlPlaneClients(h.gw.url, tokens.acme!, { httpVersion: "2" });
+    expect((await cp.ai.availableModels({})).modelNames).toEqual(["acme-model"]);
+    expect((await cp.serverConfig.getServerConfig({})).http2Config).toBe(aiserver.Http2Config.FORCE_ALL_DISABLED);
+  });
+
+  it("sends heartbeats while the model is silent, and a Run that reconnects resumes the same request", async () => {
+    h.sim.enqueue({ text: "slow answer", firstByteDelayMs: 1200 });
+    const asked = h.sim.requests.length;
+    const first = new AbortController();
+    const message = runRequestMessage({ text: "hi", conversationId: "c-h2-resume", modelId: "acme-model" });
+    // The first connection goes away after a heartbeat (the client's network dropped).
+    const cut = await runOverHttp2({
+      baseUrl: h.gw.url, token: tokens.acme, requestId: "h2-resume", message, signal: first.signal,
+      onMessage: (m) => {
+        if (m.message.case === "interactionUpdate" && m.message.value.message.case === "heartbeat") first.abort();
+      },
+    });
+    expect(cut.heartbeats).toBeGreaterThanOrEqual(1);
+    expect(cut.error?.code).toBe(Code.Canceled);
+    // The reconnect sends the run_request again (a duplicate of the live run) and gets the whole turn.
+    const again = await runOverHttp2({ baseUrl: h.gw.url, token: tokens.acme, requestId: "h2-resume", message });
+    expect(again.error).toBeUndefined();
+    expect(again.textDeltas).toBe("slow answer");
+    expect(again.heartbeats).toBeGreaterThanOrEqual(1);
+    // One run: the simulator was asked once.
+    expect(h.sim.requests.length - asked).toBe(1);
+  });
+
+  it("refuses bad tokens and bad messages on Run with Connect errors, and Run over HTTP/1.1 with 505", async () => {
+    const bad = await runOverHttp2({ baseUrl: h.gw.url, token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", requestId: "h2-bad", message: runRequestMessage({ text: "x", conversationId: "c", modelId: "acme-model" }) });
+    expect(bad.error?.code).toBe(Code.Unauthenticated);
+    const h1 = await fetch(`${h.gw.url}/agent.v1.AgentService/Run`, { method: "POST", headers: { "content-type": "application/connect+proto" }, body: new Uint8Array() });
+    expect(h1.status).toBe(505);
+    expect(((await h1.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+});
+
+describe("AgentService/Run over h2 with TLS (ALPN), HTTP/1.1 over TLS on the same port", () => {
+  let h: Harness;
+  let dir: string;
+  let ca: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "byok-tls-"));
+    execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")], { stdio: "ignore" });
+    ca = readFileSync(join(dir, "cert.pem"), "utf8");
+    h = await startHarness({ ...ENV, GATEWAY_TLS_CERT_FILE: join(dir, "cert.pem"), GATEWAY_TLS_KEY_FILE: join(dir, "key.pem") });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("serves Run over h2 and sign-in over HTTP/1.1, both over TLS", async () => {
+    expect(h.gw.url).toMatch(/^https:/);
+    // Set up through the store: the admin API is on the same TLS port.
+    const store = h.gw.store;
+    await store.tenants.create({ tenantId: "tls", name: "tls" });
+    await store.credentials.put("tls", "sim", { kind: "api_key", apiKey: SIM_KEY });
+    await store.routes.set("tls", "tls-model", [{ provider: "openai-chat", model: "sim-model", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }]);
+    const key = (await store.apiKeys.create({ tenantId: "tls", name: "k" })).secret;
+    // HTTP/1.1 over TLS (node:https offers http/1.1 only): sign-in.
+    const body = await new Promise<string>((resolve, reject) => {
+      const q = request(`${h.gw.url}/auth/exchange_user_api_key`, { method: "POST", ca, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" } }, (res) => {
+        let d = "";
+        res.on("data", (c: Buffer) => (d += c.toString()));
+        res.on("end", () => resolve(d));
+      });
+      q.on("error", reject);
+      q.end("{}");
+    });
+    const { accessToken } = JSON.parse(body) as { accessToken: string };
+    h.sim.enqueue({ text: "over tls" });
+    const r = await runOverHttp2({ baseUrl: h.gw.url, ca, token: accessToken, requestId: "tls-1", message: runRequestMessage({ text: "hi", conversationId: "c-tls", modelId: "tls-model" }) });
+    expect(r.error).toBeUndefined();
+    expect(r.textDeltas).toBe("over tls");
+  });
+});
