@@ -6,7 +6,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { fuzzRuns, reportFuzzCases } from "@byok/testing";
-import { BidiAppendRequestSchema, encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
+import { aiserver, BidiAppendRequestSchema, encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
+import { COMPAT_PATHS } from "@byok/compat";
 import { startHarness, type Harness } from "./harness.js";
 
 const BIDI_APPEND = "/aiserver.v1.BidiService/BidiAppend";
@@ -55,8 +56,9 @@ function expectClientFault(e: EndStream & { ok: false }, codes: string[]) {
 
 describe("malformed input on every Connect route", () => {
   let h: Harness;
+  const ADMIN_KEY = "admin-key-for-malformed-input-0123456789";
   beforeAll(async () => {
-    h = await startHarness();
+    h = await startHarness({ GATEWAY_ADMIN_KEY: ADMIN_KEY });
   });
   afterAll(async () => h.close());
 
@@ -94,6 +96,48 @@ describe("malformed input on every Connect route", () => {
     );
     reportFuzzCases("http.bidi_append", numRuns);
     expect(refused).toBeGreaterThan(numRuns / 2);
+  });
+
+  it("answers random bodies on every control-plane procedure without a 5xx, refusals as Connect errors with ErrorDetails", async () => {
+    const procedures = [aiserver.AiService, aiserver.AnalyticsService, aiserver.DashboardService, aiserver.ServerConfigService].flatMap((svc) =>
+      svc.methods.filter((m) => m.methodKind === "unary").map((m) => `/${svc.typeName}/${m.name}`),
+    );
+    expect(procedures.length).toBeGreaterThan(3);
+    const numRuns = fuzzRuns(150);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...procedures), fc.uint8Array({ maxLength: 128 }), fc.constantFrom("application/proto", "application/json"), async (path, body, type) => {
+        const r = await post(h.gw.url, path, body, { "content-type": type });
+        expect(r.status, `${path} ${r.body.toString("utf8")}`).toBeLessThan(500);
+        if (r.status === 200) return;
+        const e = unaryError(r);
+        expect(e.errorDetails, `${path} ${r.body.toString("utf8")}`).toHaveLength(1);
+        expect(e.message).not.toMatch(LIBRARY_WORDING);
+      }),
+      { numRuns },
+    );
+    reportFuzzCases("http.control_plane", numRuns);
+  });
+
+  it("answers random bodies on the OpenAI/Anthropic-compatible endpoints and the admin API without a 5xx", async () => {
+    const numRuns = fuzzRuns(150);
+    const targets = [
+      ...COMPAT_PATHS.map((p) => ({ path: p, auth: {} as Record<string, string> })),
+      { path: "/admin/v1/tenants", auth: { authorization: `Bearer ${ADMIN_KEY}` } },
+      { path: "/admin/v1/tenants/default/keys", auth: { authorization: `Bearer ${ADMIN_KEY}` } },
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...targets),
+        fc.oneof(fc.uint8Array({ maxLength: 128 }).map((b) => Buffer.from(b)), fc.json().map((j) => Buffer.from(j)), fc.string({ maxLength: 64 }).map((t) => Buffer.from(t))),
+        async ({ path, auth }, body) => {
+          const r = await post(h.gw.url, path, body, { "content-type": "application/json", ...auth });
+          expect(r.status, `${path} ${r.body.toString("utf8").slice(0, 200)}`).toBeLessThan(500);
+          if (r.status >= 400) expect(r.body.toString("utf8")).not.toMatch(/\n\s+at |Unexpected token/);
+        },
+      ),
+      { numRuns },
+    );
+    reportFuzzCases("http.compat_admin", numRuns);
   });
 
   it("names the content types BidiAppend takes when another one is sent", async () => {
