@@ -39,7 +39,7 @@ function exportedSeries(): Map<string, Set<string>> {
   // Target labels Prometheus adds to every scraped series.
   const target = ["job", "instance"];
   // With every optional label on, so the label check knows all of them.
-  const { registry } = createMetrics({ tenantLabel: true });
+  const { registry } = createMetrics({ metricsTenantLabel: true });
   for (const m of registry.getMetricsAsArray()) {
     const { name, labelNames } = m as unknown as { name: string; labelNames?: string[] };
     const labels = [...(labelNames ?? []), ...target];

@@ -1,4 +1,4 @@
-import type { Bus, RequestRef, RunDispatcher } from "@byok/bus";
+import type { Bus, RequestRef, RunDispatcher, TraceCarrier } from "@byok/bus";
 import type { Logger } from "@byok/telemetry";
 import { endFailedGeneration } from "./failed-run.js";
 import type { RunEngine } from "./ports.js";
@@ -14,12 +14,12 @@ export function createInProcessDispatcher(engine: RunEngine, bus: Bus, logger: L
   const running = new Set<Promise<void>>();
   const controller = new AbortController();
   return {
-    async dispatch(ref: RequestRef, generation: number) {
+    async dispatch(ref: RequestRef, generation: number, trace: TraceCarrier) {
       const key = `${ref.tenantId}\u0000${ref.requestId}\u0000${generation}`;
       if (started.has(key) || controller.signal.aborted) return;
       started.add(key);
       const p = engine
-        .runGeneration(ref, generation, controller.signal)
+        .runGeneration(ref, generation, controller.signal, { trace })
         .catch(async (err: unknown) => {
           logger.error({ err, requestId: ref.requestId, generation }, "run crashed");
           await endFailedGeneration(bus, ref, generation).catch((e: unknown) => logger.error({ err: e, requestId: ref.requestId }, "could not end a crashed run"));

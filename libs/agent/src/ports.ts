@@ -1,8 +1,8 @@
-import type { Bus, RequestRef } from "@byok/bus";
+import type { Bus, RequestRef, TraceCarrier } from "@byok/bus";
 import type { ProviderAdapter, ProviderKind, ProviderTarget, RetryPolicy } from "@byok/providers";
 import type { RunError, RunStart } from "@byok/protocol";
 import type { Store } from "@byok/store";
-import type { Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import type { RunMeter } from "./metering.js";
 import type { ContentPolicy } from "./metering-content.js";
 
@@ -35,6 +35,13 @@ export interface RunEngineDeps {
   meter?: RunMeter;
   /** Retention / ghost mode: where a run may write content (default: the store). */
   content?: ContentPolicy;
+  /** The process's metric catalogue (default: no metrics). */
+  metrics?: GatewayMetrics;
+  /**
+   * Whether the tenant opted in to prompts and completions in its provider-call spans
+   * (default: never). A run in privacy mode never puts content in spans, whatever this says.
+   */
+  traceContent?(tenantId: string): boolean;
 }
 
 /** A pluggable web search backend (off by default). */
@@ -49,5 +56,5 @@ export interface RunEngine {
    * generation ended or ownership was lost. Never throws for run-level failures: they end the
    * stream with an error status.
    */
-  runGeneration(ref: RequestRef, generation: number, signal?: AbortSignal): Promise<void>;
+  runGeneration(ref: RequestRef, generation: number, signal?: AbortSignal, job?: { trace: TraceCarrier }): Promise<void>;
 }

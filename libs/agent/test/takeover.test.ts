@@ -1,11 +1,12 @@
 // Takeover without loss at the engine level: the first owner stops mid-stream (as a dead worker
 // would), a second owner claims the generation, restores the snapshot and re-runs the cut pass
-// after a notice, never re-emitting frames the client already has.
+// after a notice, never re-emitting frames the client already has; the takeover's metrics.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMemoryBus, type Bus } from "@byok/bus";
 import { createStore, type Store } from "@byok/store";
-import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { createMetrics, type GatewayMetrics } from "@byok/telemetry";
+import { metricSum, parsePrometheus, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
 import type { RunEngine } from "../src/index.js";
 import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
@@ -69,5 +70,46 @@ describe("takeover of a live run", () => {
     const history = await store.listHistory("t", "c-takeover");
     expect(history.map((h) => [h.kind, h.interrupted])).toEqual([["user", false], ["assistant", true], ["assistant", false]]);
     expect(JSON.stringify(sim.requests[1]!.body)).not.toContain("first-a");
+  });
+
+  // Metrics of two live owners (a paused worker and the one that took its run over), read from
+  // each owner's exposition.
+  it("counts the takeover and the end on the new owner, one fenced write on the old one, and no active run on either", async () => {
+    sim.enqueue(
+      { text: Array.from({ length: 40 }, (_, i) => `old${i} `), chunkDelayMs: 50, usage: { inputTokens: 5, outputTokens: 4 } },
+      { text: ["taken over"], usage: { inputTokens: 6, outputTokens: 2 } },
+    );
+    const ref = { tenantId: "t", requestId: "metrics-takeover" };
+    const msg = runRequestMessage({ text: "go", conversationId: "c-metrics-takeover", modelId: "m" });
+    await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+    const stopAcks = ackKv(bus, ref);
+    const oldMetrics = createMetrics({ processMetrics: false });
+    const newMetrics = createMetrics({ processMetrics: false });
+
+    // The old owner streams; the new one claims the generation while the old one still runs.
+    const oldRun = testEngine(sim, bus, store, { metrics: oldMetrics }).runGeneration(ref, 1);
+    await waitFor(async () => {
+      const out = await bus.readOutput(ref, 1, 0, 100);
+      return out.entries.filter((e) => fromBinary(AgentServerMessageSchema, e.frame).message.case === "interactionUpdate").length >= 3;
+    });
+    await new Promise((r) => setTimeout(r, 300)); // a snapshot after the first output exists
+    const scrape = async (m: GatewayMetrics) => parsePrometheus(await m.metrics());
+    expect(metricSum(await scrape(oldMetrics), "byok_runs_active")).toBe(1);
+    await testEngine(sim, bus, store, { metrics: newMetrics }).runGeneration(ref, 1);
+    await oldRun;
+    expect((await bus.readOutput(ref, 1, 0, 1000)).end).toEqual({ ok: true });
+    stopAcks();
+
+    const old = await scrape(oldMetrics);
+    const taken = await scrape(newMetrics);
+    expect(metricSum(old, "byok_runs_started_total")).toBe(1);
+    expect(metricSum(old, "byok_fenced_writes_total")).toBe(1);
+    expect(metricSum(old, "byok_runs_ended_total")).toBe(0);
+    expect(metricSum(old, "byok_runs_active")).toBe(0);
+    expect(metricSum(taken, "byok_takeovers_total")).toBe(1);
+    expect(metricSum(taken, "byok_runs_started_total")).toBe(0);
+    expect(metricSum(taken, "byok_runs_ended_total", { code: "ok" })).toBe(1);
+    expect(metricSum(taken, "byok_runs_active")).toBe(0);
+    expect(metricSum(taken, "byok_fenced_writes_total")).toBe(0);
   });
 });

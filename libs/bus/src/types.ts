@@ -60,6 +60,8 @@ export interface OutputEntry {
   /** Serialized agent.v1.AgentServerMessage. */
   frame: Uint8Array;
   trace: TraceCarrier;
+  /** When it was appended, ms since the epoch by the writer's clock (0 if unknown); for overhead metrics. */
+  appendedAt: number;
 }
 
 export interface GenerationInfo {

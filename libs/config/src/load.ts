@@ -6,6 +6,7 @@ import {
   ConfigFileSchema, DistributedSchema, LimitsSchema, TimersSchema, type ConfigFile, type DistributedConfig, type Limits, type Timers,
 } from "./schema.js";
 import { ControlPlaneEnvSchema, controlPlaneOf, type ControlPlaneConfig } from "./control-plane.js";
+import { parseTelemetryConfig, type TelemetryConfig } from "./telemetry.js";
 
 export type Mode = "embedded" | "distributed";
 
@@ -42,6 +43,8 @@ export interface GatewayConfig {
   /** Tokens, agent transport, catalogue defaults, TLS (issue 11). */
   controlPlane: ControlPlaneConfig;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** Tracing (standard OTEL_* variables) and metric label settings. */
+  telemetry: TelemetryConfig;
 }
 
 export type AuthModeName = "open" | "api_key" | "trusted_header";
@@ -205,6 +208,9 @@ export function loadConfig(
     throw new ConfigError("GATEWAY_AUTH_MODE=trusted_header needs GATEWAY_TRUSTED_HEADER_SECRET (the authenticating proxy's shared secret, ≥ 16 characters)");
   }
 
+  const telemetry = parseTelemetryConfig(env);
+  if ("error" in telemetry) throw new ConfigError(telemetry.error);
+
   return {
     mode,
     host: e.data.GATEWAY_HOST ?? (mode === "embedded" ? "127.0.0.1" : "0.0.0.0"),
@@ -224,5 +230,6 @@ export function loadConfig(
     adminKey: e.data.GATEWAY_ADMIN_KEY,
     controlPlane,
     logLevel: e.data.GATEWAY_LOG_LEVEL,
+    telemetry,
   };
 }

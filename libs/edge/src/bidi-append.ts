@@ -1,8 +1,8 @@
-import { trace } from "@opentelemetry/api";
+import { SpanKind, trace } from "@opentelemetry/api";
 import type { HandlerContext } from "@connectrpc/connect";
 import { principalMeta, type Bus, type RunDispatcher } from "@byok/bus";
 import { decodeClientMessage } from "@byok/protocol";
-import { ATTR, injectTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
+import { ATTR, injectTraceContext, SPAN, withSpan, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
 import { create } from "@bufbuild/protobuf";
 import type { Authenticator, Principal } from "./auth.js";
@@ -62,22 +62,30 @@ export function createClientAppender(deps: BidiAppendDeps) {
       throw invalidArgument(`The ${via} payload is not a valid agent.v1.AgentClientMessage (binary protobuf).`);
     }
     const ref = { tenantId: principal.tenantId, requestId };
-    // Trace context plus who the run belongs to, stored with the entry for the worker.
-    const carrier = {
-      ...injectTraceContext(),
-      ...principalMeta({
-        userId: principal.userId,
-        keyId: principal.keyId,
-        originalRequestId: headers.originalRequestId,
-        ghostMode: headers.ghostMode,
-      }),
-    };
+    // Who the run belongs to, stored with the entry (next to its trace context) for the worker.
+    const meta = principalMeta({
+      userId: principal.userId,
+      keyId: principal.keyId,
+      originalRequestId: headers.originalRequestId,
+      ghostMode: headers.ghostMode,
+    });
+    const producer = { kind: SpanKind.PRODUCER, attributes: { [ATTR.requestId]: requestId, [ATTR.messagingOperation]: "send" } };
     let outcome;
     try {
-      outcome = await deps.bus.appendInput(ref, seqno, payload, carrier);
+      // The bus entry's span: the worker's run span is its child.
+      outcome = await withSpan(tracer, SPAN.busAppendInput, producer, async (s) => {
+        const o = await deps.bus.appendInput(ref, seqno, payload, { ...injectTraceContext(), ...meta });
+        s.setAttribute(ATTR.appendOutcome, o.status);
+        return o;
+      });
+      const generation = outcome.generation;
       if (outcome.status === "accepted" || outcome.status === "duplicate") {
         // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
-        await deps.dispatcher.dispatch(ref, outcome.generation, carrier);
+        // The job carries its dispatch span's context; the run span links to it.
+        await withSpan(tracer, SPAN.jobDispatch, producer, (s) => {
+          s.setAttribute(ATTR.generation, generation);
+          return deps.dispatcher.dispatch(ref, generation, { ...injectTraceContext(), ...meta });
+        });
       }
     } catch (err) {
       deps.logger.error({ err, requestId }, `bus unavailable for ${via}`);
@@ -85,6 +93,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
       throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
     }
     deps.metrics.bidiAppends.inc({ outcome: outcome.status });
+    trace.getActiveSpan()?.setAttribute(ATTR.appendOutcome, outcome.status);
     if (outcome.status === "beyond_window") {
       throw invalidArgument(`append_seqno ${seqno} is more than ${outcome.window} ahead of the next expected seqno ${outcome.nextSeqno} for this request.`);
     }
@@ -106,16 +115,13 @@ export function createBidiAppendHandler(deps: BidiAppendDeps) {
     const requestId = req.requestId?.requestId ?? "";
     if (!requestId) throw invalidArgument("BidiAppend needs `request_id.request_id`.");
     const headers = readClientHeaders(ctx.requestHeader);
-    return tracer.startActiveSpan(
+    return withSpan(
+      tracer,
       SPAN.bidiAppend,
-      { attributes: { [ATTR.tenantId]: principal.tenantId, [ATTR.requestId]: requestId, [ATTR.appendSeqno]: Number(req.appendSeqno) } },
-      async (span) => {
-        try {
-          await append(principal, headers, requestId, req.appendSeqno, payloadOf(req, deps.limits.maxPayloadBytes), "BidiAppend");
-          return create(BidiAppendResponseSchema, {});
-        } finally {
-          span.end();
-        }
+      { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: principal.tenantId, [ATTR.requestId]: requestId, [ATTR.appendSeqno]: Number(req.appendSeqno) } },
+      async () => {
+        await append(principal, headers, requestId, req.appendSeqno, payloadOf(req, deps.limits.maxPayloadBytes), "BidiAppend");
+        return create(BidiAppendResponseSchema, {});
       },
     );
   };

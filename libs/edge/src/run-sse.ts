@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
 import { HEARTBEAT_FRAME } from "@byok/protocol";
-import type { GatewayMetrics, Logger } from "@byok/telemetry";
+import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { Authenticator } from "./auth.js";
 import { loggableHeaders, readClientHeaders } from "./client-headers.js";
 import { endStatusError, invalidArgument, notFound, unavailable } from "./errors.js";
@@ -14,6 +15,8 @@ export interface RunSseDeps {
   logger: Logger;
   metrics: GatewayMetrics;
 }
+
+const tracer = trace.getTracer("@byok/ingress");
 
 /** Frames read from the bus per round trip. */
 const READ_BATCH = 256;
@@ -37,6 +40,10 @@ export function createRunSseFrames(deps: RunSseDeps) {
     let leave: (() => Promise<void>) | undefined;
     let lastSent = Date.now();
     deps.metrics.runSseOpen.inc();
+    // A stream has its own trace (it may outlive runs and reconnect); it links to the run it reads.
+    const span = tracer.startSpan(SPAN.runSse, { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: ref.tenantId, [ATTR.requestId]: requestId } });
+    let linked = false;
+    const openedAt = Date.now();
     const log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId });
     log.debug(loggableHeaders(headers), "RunSSE opened");
     let endCode = "ok";
@@ -73,6 +80,7 @@ export function createRunSseFrames(deps: RunSseDeps) {
         }
       }
       const generation = info.generation;
+      span.setAttribute(ATTR.generation, generation);
       leave = await guard(() => deps.bus.addReader(ref, randomUUID(), Math.max(2 * deps.timers.heartbeatMs, 5_000)));
 
       // 3. Replay, then follow live.
@@ -82,8 +90,15 @@ export function createRunSseFrames(deps: RunSseDeps) {
         const read = await guard(() => deps.bus.readOutput(ref, generation, index, READ_BATCH));
         for (const e of read.entries) {
           index = e.index + 1;
+          if (!linked) {
+            linked = true;
+            const run = trace.getSpanContext(extractTraceContext(e.trace));
+            if (run) span.addLink({ context: run });
+          }
           yield e.frame;
           deps.metrics.framesDelivered.inc();
+          // Live frames only: a replay's age is the reconnect's, not the gateway's.
+          if (e.appendedAt >= openedAt) deps.metrics.overhead.observe({ stage: "bus_to_client" }, Math.max(0, Date.now() - e.appendedAt) / 1000);
         }
         if (read.entries.length > 0) lastSent = Date.now();
         if (read.end) {
@@ -110,6 +125,9 @@ export function createRunSseFrames(deps: RunSseDeps) {
       unwatch();
       deps.metrics.runSseOpen.dec();
       deps.metrics.runSseStreams.inc({ end_code: endCode });
+      span.setAttribute(ATTR.endCode, endCode);
+      if (endCode !== "ok" && endCode !== "client_gone") span.setStatus({ code: SpanStatusCode.ERROR, message: endCode });
+      span.end();
       if (leave) await leave().catch((err: unknown) => log.warn({ err }, "could not remove reader"));
     }
   };

@@ -121,7 +121,7 @@ export type ProviderEvent =
   | { type: "reasoning_delta"; itemId: string; text: string }
   | { type: "tool_call_delta"; itemId: string; argsDelta: string }
   | { type: "item_done"; item: OutputItem }
-  | { type: "completed"; usage: Usage; endTurn: boolean; stopReason?: StopReason };
+  | { type: "completed"; usage: Usage; endTurn: boolean; stopReason?: StopReason; responseModel?: string };
 
 /**
  * Why the provider stopped (added; optional so existing consumers are unaffected):

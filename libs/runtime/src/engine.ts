@@ -3,7 +3,7 @@ import type { Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
 import { createAddressGuardedFetch, createProviderAdapter, retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/providers";
 import type { Store } from "@byok/store";
-import { registerSecret, type Logger } from "@byok/telemetry";
+import { registerSecret, type GatewayMetrics, type Logger } from "@byok/telemetry";
 
 const KINDS: ProviderKind[] = ["openai-responses", "openai-chat", "anthropic", "azure-openai", "bedrock-anthropic"];
 
@@ -26,6 +26,7 @@ export function createServiceEngine(opts: {
   store: Store;
   tenancy: Pick<RunEngineDeps, "resolveTargets" | "meter" | "content">;
   logger: Logger;
+  metrics: GatewayMetrics;
   retry?: Partial<RetryPolicy>;
 }): RunEngine {
   const { config } = opts;
@@ -39,6 +40,8 @@ export function createServiceEngine(opts: {
     timers: config.timers,
     logger: opts.logger,
     registerSecret: (s) => registerSecret(s),
+    metrics: opts.metrics,
+    traceContent: (tenantId) => config.telemetry.traceContentTenants.includes(tenantId),
     ...(config.webSearchUrl ? { webSearch: createHttpSearchBackend({ url: config.webSearchUrl }) } : {}),
   });
 }

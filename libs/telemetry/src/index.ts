@@ -22,7 +22,8 @@ export {
 export { boundedLabel, OTHER_LABEL } from "./metrics/bounded-label.js";
 export { SPAN, ATTR, GENAI, GENAI_OPERATION, genAiSpanName, type SpanName, type GenAiOperation } from "./tracing/span-names.js";
 export { injectTraceContext, extractTraceContext, type TraceCarrier } from "./tracing/propagation.js";
+export { withSpan } from "./tracing/with-span.js";
 export { createScrubbingSpanProcessor } from "./tracing/scrub-processor.js";
 export { createMemoryTracing, type MemoryTracing } from "./tracing/memory.js";
 export { startTelemetry, type Telemetry, type TelemetryOptions, type TraceExporterKind } from "./tracing/start.js";
-export { startServiceTracing } from "./tracing/service.js";
+export { startServiceTracing, type ServiceTracingConfig, type SpanLine } from "./tracing/service.js";

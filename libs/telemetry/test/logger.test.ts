@@ -1,6 +1,7 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, createSecretSet, registerSecret, scrubSecrets, scrubText, REDACTED } from "../src/index.js";
+import { trace } from "@opentelemetry/api";
+import { createLogger, createMemoryTracing, createSecretSet, registerSecret, scrubSecrets, scrubText, REDACTED } from "../src/index.js";
 
 /** A destination that keeps every written line. */
 function memoryDestination(): { lines: string[]; stream: Writable } {
@@ -31,6 +32,26 @@ function assertClean(lines: string[]): void {
 }
 
 describe("createLogger", () => {
+  it("puts the active span's trace_id and span_id on every line inside it (secrets still removed), none outside", async () => {
+    const tracing = createMemoryTracing();
+    try {
+      const { lines, stream } = memoryDestination();
+      const log = createLogger({ service: "test", destination: stream }).child({ tenant: "acme", model: "gpt-5" });
+      const ids = trace.getTracer("test").startActiveSpan("outer", (span) => {
+        log.info({ apiKey: OPENAI }, `inside with ${ANTHROPIC}`);
+        span.end();
+        return span.spanContext();
+      });
+      log.info("outside");
+      assertClean(lines);
+      const [inside, outside] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(inside).toMatchObject({ trace_id: ids.traceId, span_id: ids.spanId, trace_flags: "01", tenant: "acme", model: "gpt-5" });
+      expect(outside).not.toHaveProperty("trace_id");
+    } finally {
+      await tracing.shutdown();
+    }
+  });
+
   it("never writes secrets under any key shape, depth, error or message", () => {
     const secrets = createSecretSet();
     const release = secrets.register(PLAIN_SECRET);

@@ -39,7 +39,7 @@ describe("createMetrics", () => {
 
   it("bounds label values: the tenant label only behind its flag, model and tenant names capped", () => {
     expect(createMetrics({ processMetrics: false }).tenantLabels("acme")).toEqual({});
-    const m = createMetrics({ processMetrics: false, tenantLabel: true, maxModelLabels: 2 });
+    const m = createMetrics({ processMetrics: false, metricsTenantLabel: true, metricsMaxModelLabels: 2 });
     expect(m.tenantLabels("acme")).toEqual({ tenant: "acme" });
     expect([m.modelLabel("a"), m.modelLabel("b"), m.modelLabel("c"), m.modelLabel("a"), m.modelLabel(undefined)]).toEqual(["a", "b", "other", "a", "unknown"]);
     const cap = boundedLabel(1);

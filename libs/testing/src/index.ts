@@ -5,3 +5,4 @@ export * from "./redis/private-server.js";
 export * from "./redis/keys.js";
 export * from "./process/output.js";
 export * from "./fuzz.js";
+export * from "./metrics/prometheus.js";

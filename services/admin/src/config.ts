@@ -7,6 +7,7 @@
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
+import { parseTelemetryConfig, type TelemetryConfig } from "@byok/config";
 
 const Env = z.object({
   GATEWAY_ADMIN_KEY: z.string().min(16, "GATEWAY_ADMIN_KEY must be at least 16 characters"),
@@ -28,6 +29,8 @@ export interface AdminConfig {
   store:
     | { driver: "postgres"; url: string; schema: string | undefined }
     | { driver: "pglite"; dataDir: string; kekDir: string };
+  /** Tracing (standard OTEL_* variables), as every gateway process reads it. */
+  telemetry: TelemetryConfig;
 }
 
 /** Throws an Error listing the bad variables (names only, never values). */
@@ -35,6 +38,8 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
   const r = Env.safeParse(env);
   if (!r.success) throw new Error(`admin configuration: ${r.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
   const e = r.data;
+  const telemetry = parseTelemetryConfig(env);
+  if ("error" in telemetry) throw new Error(`admin configuration: ${telemetry.error}`);
   const dataDir = resolve(e.GATEWAY_DATA_DIR ?? ".data/pglite");
   return {
     adminKey: e.GATEWAY_ADMIN_KEY,
@@ -43,5 +48,6 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
     store: e.DATABASE_URL
       ? { driver: "postgres", url: e.DATABASE_URL, schema: e.GATEWAY_DATABASE_SCHEMA }
       : { driver: "pglite", dataDir, kekDir: resolve(e.GATEWAY_KEK_DIR ?? dirname(dataDir)) },
+    telemetry,
   };
 }

@@ -1,10 +1,12 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
 import { createStore, kekFromEnv, loadOrCreateFileKek } from "@byok/store";
+import { startServiceTracing } from "@byok/telemetry";
 import { loadAdminConfig } from "./config.js";
 import { startAdminServer } from "./service.js";
 
 async function main(): Promise<void> {
   const config = loadAdminConfig(process.env);
+  const tracing = startServiceTracing("admin", config.telemetry);
   const store =
     config.store.driver === "postgres"
       ? await createStore({ driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), kek: kekFromEnv() })
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await server.close();
     await store.close();
+    await tracing.shutdown();
     process.exit(0);
   };
   process.once("SIGINT", () => void stop());

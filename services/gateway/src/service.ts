@@ -49,7 +49,7 @@ export interface EmbeddedOptions {
  */
 export async function startEmbeddedGateway(config: GatewayConfig, opts: EmbeddedOptions = {}): Promise<EmbeddedGateway> {
   const logger = opts.logger ?? createLogger({ service: "gateway", level: config.logLevel });
-  const metrics = createMetrics();
+  const metrics = createMetrics(config.telemetry);
   // KEK: GATEWAY_KEK when set; else generated once (0600) next to the PGlite data dir (the
   // standalone admin CLI finds it there too); an in-memory store gets a throw-away key.
   // Generated keys (KEK, token signing) live next to the PGlite data dir; an in-memory store gets throw-away ones.
@@ -72,7 +72,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   };
   const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger });
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
-  const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
+  const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
   const dispatcher = createInProcessDispatcher(engine, bus, logger);
   const controlPlane = createControlPlane({

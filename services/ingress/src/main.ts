@@ -9,8 +9,8 @@ import { startIngressService } from "./service.js";
 // Gateway authentication from GATEWAY_AUTH_MODE: api_key (default; keys verified against the
 // store) or trusted_header; open mode is refused in distributed mode.
 try {
-  const tracing = startServiceTracing("ingress", process.env);
   const config = loadConfig(process.env, { mode: "distributed" });
+  const tracing = startServiceTracing("ingress", config.telemetry);
   // The ingress only looks up gateway keys: no KEK, a small pool.
   const store = await openGatewayStore(config, undefined, { maxConnections: 4 });
   const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });

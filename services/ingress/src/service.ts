@@ -63,7 +63,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     keepFinishedSeconds: Math.max(60, Math.ceil(config.timers.finishedRetentionMs / 1000)),
     onError: (err) => logger.warn({ err: err.message }, "run queue"),
   });
-  const metrics = createMetrics();
+  const metrics = createMetrics(config.telemetry);
   const controlPlane = opts.controlPlane?.({ metrics, logger });
   const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
   metrics.watchDependency("redis", () => bus.latestGeneration(probe));

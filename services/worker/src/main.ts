@@ -5,8 +5,8 @@ import { startServiceTracing } from "@byok/telemetry";
 // A provider worker (distributed mode): `tsx services/worker/src/main.ts`.
 // SIGTERM/SIGINT: stop taking jobs, hand running generations back to the queue, close.
 try {
-  const tracing = startServiceTracing("worker", process.env);
   const config = loadConfig(process.env, { mode: "distributed" });
+  const tracing = startServiceTracing("worker", config.telemetry);
   const svc = await startWorkerService(config, { ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
   const d = config.distributed;
   svc.logger.info(

@@ -39,7 +39,7 @@ export interface WorkerServiceOptions {
 export async function startWorkerService(config: GatewayConfig, opts: WorkerServiceOptions = {}): Promise<WorkerService> {
   const logger = opts.logger ?? createLogger({ service: "worker", level: config.logLevel });
   const name = opts.name ?? `byok-worker-${randomUUID().slice(0, 8)}`;
-  const metrics = createMetrics();
+  const metrics = createMetrics(config.telemetry);
   const redis = redisTargetOf(config);
   const d = config.distributed;
   // Tenancy (issue 6): the KEK from GATEWAY_KEK (no KEK: stored credentials stay sealed and
@@ -58,7 +58,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   });
   metrics.watchDependency("redis", () => bus.latestGeneration({ tenantId: config.defaultTenant, requestId: "__readyz__" }));
   metrics.watchDependency("postgres", () => store.migrations());
-  const engine = createServiceEngine({ config, bus, store, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
+  const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
   const runWorker = createRunWorker(
     {
@@ -74,6 +74,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
     { engine, bus, logger, metrics },
   );
   await runWorker.ready();
+  metrics.queueDepthFrom(() => runWorker.counts());
 
   const server: Server = createServer(createWorkerHandler({ metrics, logger, runWorker }));
   const url = await listen(server, config.host, config.port);

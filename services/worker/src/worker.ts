@@ -1,10 +1,10 @@
-import { UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
+import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
 import { endFailedGeneration, type RunEngine } from "@byok/agent";
 import {
   assertQueueName, assertQueuePrefix, GenerationGoneError, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
   type RunJobData, type RunQueueSettings,
 } from "@byok/bus";
-import type { GatewayMetrics, Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger, QueueState } from "@byok/telemetry";
 
 export interface RunWorkerConfig extends RunQueueSettings {
   redis: RedisTarget;
@@ -33,6 +33,8 @@ export interface RunWorker {
   ready(): Promise<void>;
   /** Generations running in this process now. */
   running(): number;
+  /** Run jobs in the queue by state (for the queue depth gauge). */
+  counts(): Promise<Record<QueueState, number>>;
   /**
    * Graceful close (SIGTERM): stop taking jobs, abort every running generation and hand its job
    * back to the queue (moved to wait, not completed and not failed), so another worker takes
@@ -69,15 +71,25 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     blocking: true,
     onError: (err) => warnOnce("worker redis connection", err.message),
   });
+  // Queue depth is read with plain commands: a connection of its own next to the blocking one.
+  const countsConnection = openQueueConnection(config.redis, {
+    name: `${config.connectionName}:counts`,
+    blocking: false,
+    onError: (err) => warnOnce("worker redis connection", err.message),
+  });
+  const queue = new Queue<RunJobData>(config.name, { connection: countsConnection, prefix: config.prefix, skipWaitingForReady: true });
+  queue.on("error", (err) => warnOnce("queue counts", err.message));
 
   const processor = async (job: Job<RunJobData>, token?: string, cancel?: AbortSignal): Promise<void> => {
     if (job.name !== RUN_JOB_NAME) throw new Error(`unknown job ${job.name}`);
     const { tenantId, requestId, generation } = job.data;
     const ref: RequestRef = { tenantId, requestId };
     const stop = AbortSignal.any([shutdown.signal, ...(cancel ? [cancel] : [])]);
+    // Queue wait of the job's first start (a takeover's wait would count the previous owner's run).
+    if (job.attemptsStarted <= 1 && job.stalledCounter === 0) deps.metrics?.queueWait.observe(Math.max(0, Date.now() - job.timestamp) / 1000);
     active++;
     try {
-      await deps.engine.runGeneration(ref, generation, stop);
+      await deps.engine.runGeneration(ref, generation, stop, { trace: job.data.trace });
     } catch (err) {
       // Nothing can run a generation the bus no longer holds: no retry (BullMQ fails it at once).
       if (err instanceof GenerationGoneError) throw new UnrecoverableError(err.message);
@@ -133,12 +145,18 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     worker,
     ready: () => worker.waitUntilReady().then(() => undefined),
     running: () => active,
+    async counts() {
+      const c = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
+      return { waiting: c.waiting ?? 0, active: c.active ?? 0, delayed: c.delayed ?? 0, prioritized: c.prioritized ?? 0 };
+    },
     close() {
       closing ??= (async () => {
         const closed = worker.close(); // stops fetching; waits for the active jobs below
         shutdown.abort();
         await closed;
+        await queue.close().catch(() => undefined);
         await connection.quit().catch(() => connection.disconnect());
+        await countsConnection.quit().catch(() => countsConnection.disconnect());
       })();
       return closing;
     },

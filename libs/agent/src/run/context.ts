@@ -5,7 +5,8 @@ import type { Store } from "@byok/store";
 import type { Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
-import type { RunContent } from "../metering-content.js";
+import type { ContentMode, RunContent } from "../metering-content.js";
+import { RunTelemetry } from "./telemetry.js";
 import type { RunEngineDeps } from "../ports.js";
 
 /** A queued event, with the input entry it came from (for snapshots). */
@@ -45,6 +46,8 @@ export class RunContext {
   content: Store;
   /** Ephemeral runs: the content held only in memory (it travels in the takeover snapshot). */
   held: RunContent["held"];
+  contentMode: ContentMode = "store";
+  readonly telemetry: RunTelemetry;
 
   // Input cursors.
   /** Next input entry to read. */
@@ -80,6 +83,7 @@ export class RunContext {
     this.state = initialRunState(ref.requestId, generation, this.policy);
     this.meter = deps.meter ?? UNMETERED;
     this.content = deps.store;
+    this.telemetry = new RunTelemetry(deps.metrics, ref.tenantId);
     this.log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId, generation });
   }
 
@@ -115,6 +119,14 @@ export class RunContext {
     const register = this.deps.registerSecret;
     if (!register) return;
     for (const s of secretsOf(run)) this.releases.push(register(s));
+  }
+
+  private modelBound = false;
+  /** Once the run_request is known, every later log line of the run names its model. */
+  bindModel(): void {
+    if (this.modelBound || !this.state.run) return;
+    this.modelBound = true;
+    this.log.setBindings({ model: this.state.run.modelId });
   }
 
   /** The run's name in its conversation (a newer run_request there supersedes it). */

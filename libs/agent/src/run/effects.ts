@@ -11,7 +11,7 @@ import { abortModelCall, startModelCall } from "./model-call.js";
 export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
   switch (eff.type) {
     case "emit":
-      for (const f of eff.frames) ctx.pendingFrames.push(encodeServerMessage(f));
+      for (const f of eff.frames) ctx.pendingFrames.push(encodeServerMessage(ctx.telemetry.frame(f, ctx.state)));
       return;
     case "record_history":
       await recordHistory(ctx, eff.entries);
@@ -70,8 +70,10 @@ export async function flush(ctx: RunContext): Promise<void> {
   const res = await ctx.deps.bus.appendOutput(ctx.ref, ctx.generation, ctx.epoch, frames, ctx.traceCarrier);
   if (res.ok) {
     ctx.outputFrames = res.nextIndex;
+    ctx.telemetry.appended();
     return;
   }
+  if (res.reason === "fenced") ctx.telemetry.fenced("append_output");
   // Another worker owns the generation now: stop without touching anything.
   if (res.reason === "fenced" || res.reason === "ended") ctx.loseOwnership({ reason: res.reason });
   else ctx.push({ type: "output_cap", limit: res.limit });
@@ -85,7 +87,11 @@ async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["deci
     ...(d.message ? { message: d.message } : {}),
     ...(d.detail ? { errorDetails: encodeErrorDetails(d.detail) } : {}),
   });
-  if (!res.ok && res.reason === "fenced") ctx.lost = true;
+  if (!res.ok && res.reason === "fenced") {
+    ctx.telemetry.fenced("end_output");
+    ctx.lost = true;
+  }
+  if (res.ok) ctx.telemetry.ended(d.ok ? "ok" : (d.code ?? "unknown"));
   ctx.log.info({ ok: d.ok, code: d.code }, "run ended");
 }
 

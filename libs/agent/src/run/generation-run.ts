@@ -1,5 +1,5 @@
-import { trace, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
-import { principalFromMeta, type RequestRef } from "@byok/bus";
+import { trace, SpanKind, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
+import { principalFromMeta, type RequestRef, type TraceCarrier } from "@byok/bus";
 import { step, type RunEvent } from "@byok/protocol";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telemetry";
 import { contentStore } from "../metering-content.js";
@@ -26,6 +26,7 @@ export class GenerationRun {
     private readonly ref: RequestRef,
     private readonly generation: number,
     private readonly signal: AbortSignal | undefined,
+    private readonly jobTrace: TraceCarrier | undefined,
   ) {
     this.ctx = new RunContext(deps, ref, generation);
     this.input = new InputPump(this.ctx);
@@ -37,7 +38,17 @@ export class GenerationRun {
     const { bus } = ctx.deps;
     const first = (await bus.readInput(this.ref, this.generation, 0))[0];
     const parent = first ? extractTraceContext(first.trace) : otelContext.active();
-    const span = tracer.startSpan(SPAN.run, { attributes: { [ATTR.tenantId]: this.ref.tenantId, [ATTR.requestId]: this.ref.requestId, [ATTR.generation]: this.generation } }, parent);
+    // Child of the bus entry that started the generation, linked to the job that dispatched it.
+    const job = trace.getSpanContext(extractTraceContext(this.jobTrace));
+    const span = tracer.startSpan(
+      SPAN.run,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: { [ATTR.tenantId]: this.ref.tenantId, [ATTR.requestId]: this.ref.requestId, [ATTR.generation]: this.generation },
+        ...(job ? { links: [{ context: job }] } : {}),
+      },
+      parent,
+    );
     try {
       await otelContext.with(trace.setSpan(parent, span), async () => {
         ctx.traceCarrier = injectTraceContext();
@@ -46,14 +57,20 @@ export class GenerationRun {
         ctx.epoch = await bus.claim(this.ref, this.generation);
         ctx.principal = principalFromMeta(first?.trace);
         if (ctx.deps.content) {
-          const content = contentStore(ctx.deps.store, await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal));
+          ctx.contentMode = await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal);
+          const content = contentStore(ctx.deps.store, ctx.contentMode);
           ctx.content = content.store;
           ctx.held = content.held;
         }
-        if (!(await restore(ctx))) {
+        const takeover = await restore(ctx);
+        span.setAttribute(ATTR.takeover, takeover);
+        if (!takeover) {
           // A new run: rate limits apply to run starts (not to every append or takeover).
           const admitted = await ctx.meter.admitRun(this.ref, ctx.principal);
-          if (!admitted.ok) ctx.push({ type: "run_refused", error: admitted.error });
+          if (!admitted.ok) {
+            ctx.telemetry.refused(admitted.error);
+            ctx.push({ type: "run_refused", error: admitted.error });
+          }
         }
         // A failed read (Redis briefly unavailable) must not become an unhandled rejection that
         // kills the worker process: the next wake-up (every reconnect wakes all listeners) reads again.
@@ -63,6 +80,7 @@ export class GenerationRun {
         const stopWatchdogs = startWatchdogs(ctx);
         const onAbort = () => ctx.queue.close();
         this.signal?.addEventListener("abort", onAbort);
+        ctx.telemetry.started(takeover);
         try {
           await this.input.pump();
           await this.loop();
@@ -73,6 +91,7 @@ export class GenerationRun {
           stopInput();
           stopWatchdogs();
           this.signal?.removeEventListener("abort", onAbort);
+          ctx.telemetry.stopped();
           ctx.dispose();
         }
       });
@@ -100,6 +119,8 @@ export class GenerationRun {
         const r = step(ctx.state, ev);
         ctx.state = r.state;
         for (const eff of r.effects) await execute(ctx, eff);
+        ctx.telemetry.stepped(ctx.state);
+        ctx.bindModel();
       }
       await flush(ctx);
       if (ctx.state.phase !== "ended" && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);

@@ -1,13 +1,10 @@
-import { trace, SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { ProviderError, decideRetry, estimateTokens, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart } from "@byok/protocol";
-import { ATTR, GENAI_OPERATION, genAiSpanName } from "@byok/telemetry";
 import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo, AttemptOutcome } from "../metering.js";
 import type { RunContext } from "./context.js";
+import type { PromptContent } from "./telemetry.js";
 import { checkSuperseded } from "./watchdogs.js";
-
-const tracer = trace.getTracer("@byok/agent");
 
 interface PassCall {
   modelCallId: string;
@@ -84,6 +81,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   const info = attemptInfo(ctx, run, target, req.modelCallId, req.attempt, inputTokens);
   const admission = await ctx.meter.admitAttempt(info);
   if (!admission.ok) {
+    ctx.telemetry.refused(admission.error);
     if (live()) ctx.push({ type: "model_failed", error: admission.error, usage: undefined });
     return;
   }
@@ -91,35 +89,35 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   let firstEventAt: number | undefined;
   let usage: Usage | undefined;
   let outcome: AttemptOutcome = "cancelled";
-  const span = tracer.startSpan(genAiSpanName(GENAI_OPERATION.chat, target.model), {
-    kind: SpanKind.CLIENT,
-    attributes: { [ATTR.provider]: target.kind, [ATTR.modelCallId]: req.modelCallId, [ATTR.attempt]: req.attempt },
-  });
+  const observed = ctx.telemetry.modelCall(target, { modelCallId: req.modelCallId, attempt: req.attempt, conversationId: run.conversationId }, promptContent(ctx, req));
   try {
     for await (const ev of adapter.stream({ ...call, target, signal: controller.signal })) {
       firstEventAt ??= Date.now();
+      if (observed.chunk(ev.type === "text_delta" ? ev.text : undefined)) ctx.telemetry.firstChunk();
       if (ev.type === "completed") {
         usage = ev.usage;
         outcome = "ok";
+        observed.completed(ev.usage, ev.stopReason, ev.responseModel);
       }
       if (!live()) return;
       ctx.push({ type: "model", event: ev, nowMs: Date.now() });
     }
-    span.setStatus({ code: SpanStatusCode.OK });
   } catch (err) {
     const e = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
     usage = e.partialUsage;
     if (!live() || e.kind === "cancelled") return;
-    span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
+    observed.failed(e.kind, e.partialUsage);
     outcome = (await onModelFailure(ctx, e, firstEventAt !== undefined, target, controller, inputTokens)) ? "retried" : "failed";
   } finally {
-    span.end();
+    observed.cancelled(); // no-op unless nothing above ended the call (aborted, superseded)
     // Usage is never lost: exact where the provider reported it, else an estimate.
     const output = `${ctx.state.current?.text ?? ""}${ctx.state.current?.thinkingText ?? ""}`;
+    const settled = usage ?? estimatedUsage(inputTokens, output, target.model);
+    ctx.telemetry.settled(target.kind, settled);
     await ctx.meter
       .settleAttempt(info, admission.ticket, {
         outcome,
-        usage: usage ?? estimatedUsage(inputTokens, output, target.model),
+        usage: settled,
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
         durationMs: Date.now() - startedAt,
       })
@@ -141,6 +139,7 @@ async function onModelFailure(
       ctx.targetIndex++;
       ctx.retries = { connect: 0, stream: 0 };
       ctx.log.warn({ from: target.kind, to: ctx.targets[ctx.targetIndex]?.kind }, "failing over to the next target");
+      ctx.telemetry.retried(target.kind, e.kind, "failover");
       ctx.push({ type: "model_retry", notice: "", usage: e.partialUsage });
       return true;
     }
@@ -150,6 +149,7 @@ async function onModelFailure(
     return false;
   }
   ctx.retries[phase]++;
+  ctx.telemetry.retried(target.kind, e.kind, "retry");
   await sleep(decision.delayMs, controller.signal);
   if (controller.signal.aborted) return true;
   ctx.push({
@@ -180,6 +180,15 @@ async function compactAfterRefusal(ctx: RunContext, target: ProviderTarget, refu
     refused: { window, notice: "\n\n[the conversation is longer than the model's context window; summarizing earlier messages and retrying …]\n\n" },
   });
   return true;
+}
+
+/**
+ * The prompt a provider-call span may show: only for a tenant that opted in, and never for a
+ * run in privacy mode (ghost mode or a retention that keeps no content).
+ */
+function promptContent(ctx: RunContext, req: PassCall): PromptContent | undefined {
+  if (!ctx.deps.traceContent?.(ctx.ref.tenantId) || ctx.principal.ghostMode || ctx.contentMode !== "store") return undefined;
+  return { instructions: req.instructions, items: req.items };
 }
 
 /** One provider attempt as metering sees it. */

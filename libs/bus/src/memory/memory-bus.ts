@@ -200,7 +200,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
       if (!g || g.epoch !== epoch) return { ok: false, reason: "fenced" };
       if (g.end) return { ok: false, reason: "ended" };
       if (g.output.length + frames.length > opts.maxOutputFrames) return { ok: false, reason: "cap", limit: opts.maxOutputFrames };
-      for (const frame of frames) g.output.push({ index: g.output.length, frame, trace });
+      const appendedAt = Date.now();
+      for (const frame of frames) g.output.push({ index: g.output.length, frame, trace, appendedAt });
       notify(outputWatchers, keyOf(ref));
       return { ok: true, nextIndex: g.output.length };
     },

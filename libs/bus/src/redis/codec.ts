@@ -60,7 +60,7 @@ export function toInputEntry([id, raw]: StreamEntry): InputEntry {
 
 export function toOutputEntry([id, raw]: StreamEntry): OutputEntry {
   const f = fieldsOf(raw);
-  return { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")) };
+  return { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")), appendedAt: Number(f.get("a")?.toString("latin1") ?? "0") };
 }
 
 /** The end hash (HGETALL, Buffer values) → EndStatus; undefined when the hash is absent. */

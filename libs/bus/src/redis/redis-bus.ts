@@ -195,7 +195,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       return op("appendOutput", async () => {
         const r = await runScript(cmd, appendOutputScript, {
           keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output },
-          args: { generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace) },
+          args: { generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace), appendedAt: Date.now() },
           rest: frames.map(toBuffer),
         });
         return toOutputResult(r);

@@ -41,11 +41,11 @@ function decodeFencedWrite(reply: unknown, script: string): FencedWriteReply {
   throw new Error(`${script}: unknown refusal ${reason}`);
 }
 
-export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation" | "epoch" | "maxOutput" | "channel" | "trace", FencedWriteReply, true> = {
+export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt", FencedWriteReply, true> = {
   command: "byokBusAppendOutput",
   file: "append-output.lua",
   keys: ["seq", "epoch", "end", "output"],
-  args: ["generation", "epoch", "maxOutput", "channel", "trace"],
+  args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt"],
   rest: true,
   decode(reply) {
     return decodeFencedWrite(reply, this.command);

@@ -58,7 +58,10 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
   });
   if (!decoder.stopped) throw truncatedStreamError(ctx());
   if (decoder.stopReasonRaw === "refusal") throw refusalError(ctx());
-  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+  yield {
+    type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
+    ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
+  };
 }
 
 function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): Anthropic {

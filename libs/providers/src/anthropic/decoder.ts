@@ -23,6 +23,8 @@ type Block =
 export class AnthropicStreamDecoder {
   readonly usage = new AnthropicUsageAccumulator();
   stopReasonRaw: string | undefined;
+  /** The model that answered, as the provider named it. */
+  responseModel: string | undefined;
   stopped = false;
   toolCallCount = 0;
   private readonly blocks = new Map<number, Block>();
@@ -37,6 +39,7 @@ export class AnthropicStreamDecoder {
     switch (ev.type) {
       case "message_start":
         this.usage.add(ev.message.usage);
+        this.responseModel = ev.message.model || undefined;
         break;
       case "content_block_start":
         this.start(ev.index, ev.content_block as unknown as Record<string, unknown>, out);

@@ -74,7 +74,10 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
   if (decoder.finishReason === undefined) throw truncatedStreamError(ctx());
   if (decoder.finishReason === "content_filter") throw contentFilterError(ctx());
   yield* decoder.end();
-  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+  yield {
+    type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
+    ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
+  };
 }
 
 /** Chat Completions against OpenAI or any OpenAI-compatible endpoint (`target.baseUrl`). */

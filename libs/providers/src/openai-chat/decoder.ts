@@ -26,6 +26,8 @@ export class ChatStreamDecoder {
   /** The last non-null `usage` seen (normally on the final, choice-less chunk). */
   rawUsage: unknown;
 
+  /** The model that answered, as the provider named it. */
+  responseModel: string | undefined;
   private open: { kind: "text" | "reasoning"; itemId: string; text: string } | undefined;
   private readonly calls = new Map<number, OpenToolCall>();
   private readonly callOrder: OpenToolCall[] = [];
@@ -47,6 +49,7 @@ export class ChatStreamDecoder {
   push(chunk: ChatCompletionChunk): ProviderEvent[] {
     const out: ProviderEvent[] = [];
     if (chunk.usage) this.rawUsage = chunk.usage;
+    if (chunk.model) this.responseModel = chunk.model;
     const choice = chunk.choices?.find((c) => c.index === 0) ?? chunk.choices?.[0];
     if (!choice) return out;
     const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & Record<string, unknown>;

@@ -55,7 +55,10 @@ export async function* streamResponsesPass(
   if (!terminal) throw truncatedStreamError(ctx());
   if (terminal.kind === "failed") throw failedResponseError(terminal.error, ctx());
   if (terminal.kind === "incomplete" && terminal.reason === "content_filter") throw incompleteContentFilterError(ctx());
-  yield { type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason() };
+  yield {
+    type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
+    ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
+  };
 }
 
 /** OpenAI Responses API (`target.baseUrl` for a compatible Responses endpoint). */

@@ -26,6 +26,8 @@ export type ResponsesTerminal =
 export class ResponsesStreamDecoder {
   terminal: ResponsesTerminal | undefined;
   toolCallCount = 0;
+  /** The model that answered, as the provider named it. */
+  responseModel: string | undefined;
   private readonly items = new Map<string, Tracked>();
 
   constructor(
@@ -62,6 +64,7 @@ export class ResponsesStreamDecoder {
         this.done(ev.item as unknown as Record<string, unknown>, out);
         break;
       case "response.completed":
+        this.responseModel = ev.response.model || undefined;
         this.terminal = { kind: "completed", rawUsage: ev.response.usage ?? undefined };
         break;
       case "response.incomplete":

@@ -1,3 +1,4 @@
+import { trace } from "@opentelemetry/api";
 import { pino, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from "pino";
 import { scrubText } from "../secrets/patterns.js";
 import { scrubSecrets } from "../secrets/scrub.js";
@@ -31,6 +32,9 @@ export interface LoggerOptions {
  * 3. `hooks.logMethod` scrubs the message string and its interpolation arguments;
  * 4. `hooks.streamWrite` scrubs the final line once more (registered values + patterns), so a
  *    secret registered after a child logger's bindings were serialized still never leaves.
+ *
+ * Every line written inside an active span carries its `trace_id`, `span_id` and `trace_flags`
+ * (the OpenTelemetry log correlation fields), so logs and traces join.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const secrets = options.secrets ?? processSecrets;
@@ -43,6 +47,7 @@ export function createLogger(options: LoggerOptions): Logger {
     {
       level: options.level ?? "info",
       base: { service: options.service },
+      mixin: traceFields,
       redact: { paths: [...PINO_REDACT_PATHS], censor: REDACTED },
       // formatters.log has already turned errors into scrubbed plain objects; pino's default err
       // serializer would re-type them as "Object".
@@ -68,6 +73,13 @@ export function createLogger(options: LoggerOptions): Logger {
     options.destination ?? pino.destination({ fd: 1, sync: true }),
   );
   return guardChildren(logger, scrubObject);
+}
+
+/** The active span's ids, for log correlation; nothing outside a span (or with tracing off). */
+function traceFields(): Record<string, unknown> {
+  const sc = trace.getActiveSpan()?.spanContext();
+  if (!sc || !trace.isSpanContextValid(sc)) return {};
+  return { trace_id: sc.traceId, span_id: sc.spanId, trace_flags: `0${sc.traceFlags.toString(16)}`.slice(-2) };
 }
 
 type ObjectFormatter = (o: object) => Record<string, unknown>;

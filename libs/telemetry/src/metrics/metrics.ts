@@ -67,8 +67,10 @@ export interface GatewayMetrics {
   /** Provider tokens by provider kind and normalized kind (the ledger's view; cost dashboards). */
   readonly tokens: Counter<"provider" | "kind" | "tenant">;
   // ---- run queue (distributed) ----
-  /** Run jobs in the queue by state, read from BullMQ on every scrape. */
+  /** Run jobs in the queue by state, read from `queueDepthFrom`'s source on every scrape. */
   readonly queueDepth: Gauge<"state">;
+  /** Where the queue depth gauge reads its counts (a worker's queue); unset, the gauge stays empty. */
+  queueDepthFrom(source: () => Promise<Record<QueueState, number>>): void;
   /** Seconds a run job waited in the queue before a worker started it. */
   readonly queueWait: Histogram;
   // ---- GenAI semantic conventions (Prometheus form) ----
@@ -101,13 +103,14 @@ export interface GatewayMetrics {
   readonly contentType: string;
 }
 
+/** Options of {@link createMetrics}; the gateway config's `telemetry` section is one. */
 export interface MetricsOptions {
   /** Collect Node process metrics (CPU, memory, event loop lag, GC) as `byok_process_*` etc. (default true). */
   processMetrics?: boolean;
   /** Add a `tenant` label to per-tenant metrics (default false: tenants are unbounded in principle). */
-  tenantLabel?: boolean;
+  metricsTenantLabel?: boolean;
   /** Distinct model (and tenant) label values kept before new ones become `other` (default 50). */
-  maxModelLabels?: number;
+  metricsMaxModelLabels?: number;
 }
 
 const GENAI_LABELS: GenAiLabels[] = ["gen_ai_operation_name", "gen_ai_provider_name", "gen_ai_request_model", "gen_ai_response_model", "tenant"];
@@ -123,10 +126,11 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
   const registry = new Registry();
   const registers = [registry];
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: p });
-  const max = options.maxModelLabels ?? 50;
+  const max = options.metricsMaxModelLabels ?? 50;
   const model = boundedLabel(max);
   const tenant = boundedLabel(max);
-  const tenantOn = options.tenantLabel ?? false;
+  const tenantOn = options.metricsTenantLabel ?? false;
+  let queueSource: (() => Promise<Record<QueueState, number>>) | undefined;
   // Checked when scraped, so the value is as fresh as the scrape and no timer runs in between.
   const dependencyChecks = new Map<Dependency, () => Promise<unknown>>();
   const dependencyUp = new Gauge({
@@ -179,7 +183,21 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       registers,
     }),
     tokens: new Counter({ name: `${p}tokens_total`, help: "Provider tokens by provider and normalized kind", labelNames: ["provider", "kind", "tenant"], registers }),
-    queueDepth: new Gauge({ name: `${p}queue_depth`, help: "Run jobs in the queue by state", labelNames: ["state"], registers }),
+    queueDepth: new Gauge({
+      name: `${p}queue_depth`,
+      help: "Run jobs in the queue by state",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        if (!queueSource) return;
+        // A scrape during a Redis outage keeps the last values rather than failing /metrics.
+        const counts = await queueSource().catch(() => undefined);
+        if (counts) for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+      },
+    }),
+    queueDepthFrom: (source) => {
+      queueSource = source;
+    },
     queueWait: new Histogram({
       name: `${p}queue_wait_seconds`,
       help: "Seconds a run job waited in the queue before a worker started it",

@@ -16,8 +16,9 @@ export interface MemoryTracing {
  * Test tracing: a tracer provider with the secret-scrubbing processor and a synchronous
  * in-memory exporter, registered globally together with an AsyncLocalStorage context manager
  * and the W3C trace-context (+ baggage) propagator, so code using only `@opentelemetry/api`
- * produces real, linked spans. Any previous global registration is replaced (a test file that
- * forgot to shut down cannot break the next one); call `shutdown()` in `afterAll`.
+ * produces real, linked spans, also through tracers taken at module load. Any previous global
+ * registration is replaced (a test file that forgot to shut down cannot break the next one);
+ * call `shutdown()` in `afterAll`.
  */
 export function createMemoryTracing(options: { secrets?: SecretSet } = {}): MemoryTracing {
   const exporter = new InMemorySpanExporter();
@@ -25,12 +26,17 @@ export function createMemoryTracing(options: { secrets?: SecretSet } = {}): Memo
     spanProcessors: [createScrubbingSpanProcessor(options.secrets ?? processSecrets), new SimpleSpanProcessor({ exporter })],
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
-  trace.disable();
   context.disable();
   propagation.disable();
   context.setGlobalContextManager(contextManager);
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }));
-  trace.setGlobalTracerProvider(provider);
+  // Tracers taken at module load (`trace.getTracer` at the top of a file) hang on the API's
+  // first proxy provider: register onto it when nothing is registered yet, so they record too.
+  // `trace.disable()` would replace that proxy and leave them no-op.
+  if (!trace.setGlobalTracerProvider(provider)) {
+    trace.disable();
+    trace.setGlobalTracerProvider(provider);
+  }
   let done: Promise<void> | undefined;
   return {
     exporter,

@@ -1,23 +1,21 @@
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { NodeSDK } from "@opentelemetry/sdk-node";
-import { BatchSpanProcessor, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import { BatchSpanProcessor, ConsoleSpanExporter, InMemorySpanExporter, SimpleSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace";
 import { processSecrets, type SecretSet } from "../secrets/secret-set.js";
 import { createScrubbingSpanProcessor } from "./scrub-processor.js";
 
-export type TraceExporterKind = "none" | "otlp" | "memory";
+export type TraceExporterKind = "otlp" | "console" | "memory";
 
 export interface TelemetryOptions {
-  /** `service.name` resource attribute. */
+  /** `service.name` resource attribute, unless `OTEL_SERVICE_NAME` sets one. */
   serviceName: string;
   /**
-   * `none` (default): spans are created and trace context propagates, nothing is exported.
-   * `otlp`: OTLP/HTTP protobuf to `otlpEndpoint` (or the standard `OTEL_EXPORTER_OTLP_*` settings).
-   * `memory`: an in-memory exporter returned as `exporter` (synchronous export).
+   * `otlp`: OTLP/HTTP protobuf, configured by the standard `OTEL_EXPORTER_OTLP_*` variables.
+   * `console`: spans printed to stdout. `memory`: an in-memory exporter returned as `exporter`
+   * (synchronous export).
    */
-  exporter?: TraceExporterKind;
-  /** OTLP base URL, e.g. `http://collector:4318` (traces go to `/v1/traces`). */
-  otlpEndpoint?: string;
+  exporter: TraceExporterKind;
   secrets?: SecretSet;
 }
 
@@ -33,23 +31,26 @@ export interface Telemetry {
 /**
  * Starts the OpenTelemetry Node SDK for a service process: the tracer provider with the
  * secret-scrubbing span processor ahead of the exporter, an AsyncLocalStorage context manager
- * and the W3C trace-context + baggage propagator, all registered globally. No auto
- * instrumentation, no metrics or logs pipeline (metrics are Prometheus, see `createMetrics`).
- * The only place in the repository that touches the SDK; libraries use `@opentelemetry/api`.
+ * and the W3C trace-context + baggage propagator, all registered globally. The sampler
+ * (`OTEL_TRACES_SAMPLER[_ARG]`) and the resource (`OTEL_SERVICE_NAME`,
+ * `OTEL_RESOURCE_ATTRIBUTES`, host and process detectors) come from the standard variables,
+ * read by the SDK. No auto instrumentation, no metrics or logs pipeline (metrics are
+ * Prometheus, see `createMetrics`). The only place in the repository that touches the SDK;
+ * libraries use `@opentelemetry/api`.
  */
-export function startTelemetry(options: TelemetryOptions): Telemetry {
-  const kind = options.exporter ?? "none";
+export function startTelemetry(options: TelemetryOptions, env: Record<string, string | undefined> = process.env): Telemetry {
   const processors: SpanProcessor[] = [createScrubbingSpanProcessor(options.secrets ?? processSecrets)];
   let memory: InMemorySpanExporter | undefined;
-  if (kind === "otlp") {
-    const url = options.otlpEndpoint ? `${options.otlpEndpoint.replace(/\/+$/, "")}/v1/traces` : undefined;
-    processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter(url ? { url } : {}) }));
-  } else if (kind === "memory") {
+  if (options.exporter === "otlp") {
+    processors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter() }));
+  } else if (options.exporter === "console") {
+    processors.push(new BatchSpanProcessor({ exporter: new ConsoleSpanExporter() }));
+  } else {
     memory = new InMemorySpanExporter();
     processors.push(new SimpleSpanProcessor({ exporter: memory }));
   }
   const sdk = new NodeSDK({
-    serviceName: options.serviceName,
+    ...(env.OTEL_SERVICE_NAME ? {} : { serviceName: options.serviceName }),
     spanProcessors: processors,
     textMapPropagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
     instrumentations: [],

@@ -11,7 +11,8 @@
        already expired is refused as "fenced" (nothing may recreate its keys without a TTL).
     3. Cap: XLEN + #frames > max output frames -> "cap", nothing written (a live stream is
        never trimmed: that would break replay).
-    4. XADD each frame with the explicit id 0-(index+1): f = frame bytes, t = trace JSON.
+    4. XADD each frame with the explicit id 0-(index+1): f = frame bytes, t = trace JSON,
+       a = the writer's clock in ms (gateway overhead metrics).
     5. PUBLISH "o" on the wake channel.
 
   KEYS[1] seq hash          <prefix>:req:{t:r}:seq
@@ -24,7 +25,8 @@
   ARGV[3] max output frames per generation
   ARGV[4] wake channel
   ARGV[5] trace carrier (JSON)
-  ARGV[6..] frames (bytes), at least one
+  ARGV[6] appended-at, ms since the epoch (the writer's clock)
+  ARGV[7..] frames (bytes), at least one
 
   Returns
     {1, nextIndex}           appended; nextIndex = number of frames in the stream
@@ -38,6 +40,7 @@ local epoch = tonumber(ARGV[2])
 local maxOutput = tonumber(ARGV[3])
 local channel = ARGV[4]
 local trace = ARGV[5]
+local appendedAt = ARGV[6]
 
 local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
 if generation < 1 or generation > latest then return { 0, 'fenced' } end
@@ -48,11 +51,11 @@ if redis.call('EXISTS', endKey) == 1 then return { 0, 'ended' } end
 if generation < latest or redis.call('HGET', seqKey, 'ended') == '1' then return { 0, 'fenced' } end
 
 local len = redis.call('XLEN', outKey)
-local count = #ARGV - 5
+local count = #ARGV - 6
 if len + count > maxOutput then return { 0, 'cap' } end
-for i = 6, #ARGV do
+for i = 7, #ARGV do
   len = len + 1
-  redis.call('XADD', outKey, '0-' .. len, 'f', ARGV[i], 't', trace)
+  redis.call('XADD', outKey, '0-' .. len, 'f', ARGV[i], 't', trace, 'a', appendedAt)
 end
 redis.call('PUBLISH', channel, 'o')
 return { 1, len }

@@ -1,0 +1,240 @@
+// Observability of real turns through the embedded gateway (docs/observability.md): one trace
+// from BidiAppend through the bus entry and the run to every provider call and client tool,
+// span_context on exec and kv frames, GenAI attributes, prompts only for an opted-in tenant and
+// never in ghost mode, every run metric moving by what the turns did (read from /metrics; the
+// test increments nothing), and log lines inside a run carrying trace ids, tenant and model.
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SpanKind } from "@opentelemetry/api";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
+import {
+  createCursorClient, createWorkspaceExecutor, makeWorkspace, metricDelta, runRequestMessage, scrapeMetrics,
+  type CursorClient, type WorkspaceExecutor,
+} from "@byok/testing";
+import type { AgentClientMessage, AgentServerMessage } from "@byok/wire";
+import { startHarness, type Harness } from "./harness.js";
+
+const ADMIN_KEY = "admin-key-for-observability-0123456789";
+const SIM_KEY = "sk-observability-credential-0123456789";
+
+async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`${what} not met in time`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe("observability through the embedded gateway", () => {
+  let tracing: MemoryTracing;
+  let h: Harness;
+  let ws: WorkspaceExecutor;
+  const logLines: string[] = [];
+  let n = 0;
+  const rid = (p: string) => `${p}-${++n}`;
+
+  async function admin(method: string, path: string, body?: unknown): Promise<number> {
+    const res = await fetch(`${h.gw.adminUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    await res.arrayBuffer();
+    return res.status;
+  }
+
+  /** A tenant with a key and a route to the simulator; `ghostMode` sets the client's x-ghost-mode. */
+  async function tenant(id: string, limits?: Record<string, unknown>): Promise<{ client: (ghostMode?: boolean) => CursorClient }> {
+    expect(await admin("POST", "/v1/tenants", { tenantId: id, name: id, ...(limits ? { limits } : {}) })).toBe(201);
+    const res = await fetch(`${h.gw.adminUrl}/v1/tenants/${id}/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: `${id}-key` }),
+    });
+    const key = (await res.json()) as { secret: string };
+    expect(await admin("PUT", `/v1/tenants/${id}/credentials/sim`, { credential: { kind: "api_key", apiKey: SIM_KEY } })).toBe(200);
+    expect(await admin("PUT", `/v1/tenants/${id}/routes/obs-model`, { targets: [{ provider: "openai-chat", model: "sim-obs", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] })).toBe(200);
+    return { client: (ghostMode = false) => createCursorClient({ baseUrl: h.gw.url, authToken: key.secret, ghostMode }) };
+  }
+
+  const answerExecs = async (m: AgentServerMessage, t: { append(msg: AgentClientMessage): Promise<unknown> }) => {
+    if (m.message.case !== "execServerMessage") return;
+    for (const reply of await ws.execute(m.message.value)) await t.append(reply);
+  };
+
+  const spans = () => tracing.exporter.getFinishedSpans();
+  const runSpanOf = (requestId: string) => waitFor(() => spans().find((s) => s.name === SPAN.run && s.attributes["byok.request_id"] === requestId), `run span of ${requestId}`);
+  const childrenOf = (parent: ReadableSpan) => spans().filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
+
+  beforeAll(async () => {
+    tracing = createMemoryTracing();
+    const logger = createLogger({ service: "gateway", level: "info", destination: { write: (l: string) => void logLines.push(l) } });
+    h = await startHarness(
+      { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_TRACE_CONTENT_TENANTS: "open-book", GATEWAY_METRICS_TENANT_LABEL: "true" },
+      logger,
+    );
+    ws = createWorkspaceExecutor(await makeWorkspace(await mkdtemp(join(tmpdir(), "obs-ws-")), { "a.txt": "alpha\n" }));
+  });
+  afterAll(async () => {
+    await h?.close();
+    await tracing?.shutdown();
+  });
+
+  it("one trace per turn: BidiAppend → bus entry → run (linked to its job) → a CLIENT span per provider call and an execute_tool span per client tool; exec and kv frames carry span_context", async () => {
+    const acme = await tenant("acme");
+    h.sim.enqueue(
+      { text: "Reading.", toolCalls: [{ id: "functions.Read:0", name: "Read", arguments: JSON.stringify({ path: "a.txt" }) }], usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 4 } },
+      { text: "It says alpha.", usage: { inputTokens: 20, outputTokens: 6, reasoningTokens: 2 } },
+    );
+    const requestId = rid("trace");
+    const r = await acme.client().runTurn({
+      requestId,
+      message: runRequestMessage({ text: "secret plans for the read", conversationId: `c-${requestId}`, modelId: "obs-model" }),
+      onMessage: answerExecs,
+    });
+    expect(r.end).toEqual({ ok: true });
+
+    const run = await runSpanOf(requestId);
+    const traceId = run.spanContext().traceId;
+    const inTrace = spans().filter((s) => s.spanContext().traceId === traceId);
+    // The run's parent is the bus entry of the run_request, whose parent is its BidiAppend.
+    const entry = inTrace.find((s) => s.spanContext().spanId === run.parentSpanContext?.spanId)!;
+    expect(entry).toMatchObject({ name: SPAN.busAppendInput, kind: SpanKind.PRODUCER });
+    const append = inTrace.find((s) => s.spanContext().spanId === entry.parentSpanContext?.spanId)!;
+    expect(append).toMatchObject({ name: SPAN.bidiAppend, kind: SpanKind.SERVER });
+    expect(append.parentSpanContext).toBeUndefined();
+    expect(append.attributes["byok.request_id"]).toBe(requestId);
+    expect(run.kind).toBe(SpanKind.CONSUMER);
+    // Linked to the job's dispatch, a sibling of the bus entry.
+    const dispatch = inTrace.find((s) => s.name === SPAN.jobDispatch)!;
+    expect(dispatch.parentSpanContext?.spanId).toBe(append.spanContext().spanId);
+    expect(run.links.map((l) => l.context.spanId)).toEqual([dispatch.spanContext().spanId]);
+
+    // One CLIENT span per provider call, with the GenAI attributes.
+    const calls = childrenOf(run).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(calls.map((s) => s.name)).toEqual(["chat sim-obs", "chat sim-obs"]);
+    expect(calls[0]!.attributes).toMatchObject({
+      [GENAI.operationName]: "chat",
+      [GENAI.providerName]: "openai",
+      [GENAI.requestModel]: "sim-obs",
+      [GENAI.responseModel]: "sim-obs",
+      // The conventions count cache reads inside the input tokens.
+      [GENAI.inputTokens]: 14,
+      [GENAI.outputTokens]: 5,
+      [GENAI.cacheReadInputTokens]: 4,
+      [GENAI.responseFinishReasons]: ["tool_call"],
+    });
+    expect(calls[1]!.attributes).toMatchObject({ [GENAI.inputTokens]: 20, [GENAI.outputTokens]: 6, [GENAI.reasoningOutputTokens]: 2, [GENAI.responseFinishReasons]: ["stop"] });
+
+    // The client tool: one execute_tool span, whose context the ExecServerMessage carries.
+    const tool = childrenOf(run).find((s) => s.name === "execute_tool Read")!;
+    const started = r.messages.flatMap((m) => (m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallStarted" ? [m.message.value.message.value.callId] : []));
+    expect(tool.attributes).toMatchObject({ [GENAI.operationName]: "execute_tool", [GENAI.toolName]: "Read", [GENAI.toolCallId]: started[0] });
+    const execs = r.messages.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value] : []));
+    expect(execs.length).toBeGreaterThan(0);
+    for (const e of execs) expect(e.spanContext).toMatchObject({ traceId, spanId: tool.spanContext().spanId, traceFlags: 1 });
+    // KV (checkpoint blobs) carry the run span's context.
+    const kvs = r.messages.flatMap((m) => (m.message.case === "kvServerMessage" ? [m.message.value] : []));
+    expect(kvs.length).toBeGreaterThan(0);
+    for (const k of kvs) expect(k.spanContext).toMatchObject({ traceId, spanId: run.spanContext().spanId });
+
+    // The tenant did not opt in: no prompt or completion in any span.
+    expect(JSON.stringify(inTrace.map((s) => s.attributes))).not.toMatch(/secret plans|It says alpha/);
+  });
+
+  it("prompts and completions enter provider-call spans only for an opted-in tenant, never in ghost mode", async () => {
+    const open = await tenant("open-book");
+    h.sim.enqueue({ text: "an open answer", usage: { inputTokens: 3, outputTokens: 2 } }, { text: "a ghostly answer", usage: { inputTokens: 3, outputTokens: 2 } });
+    const shown = rid("content");
+    expect((await open.client().runTurn({ requestId: shown, message: runRequestMessage({ text: "an open question", conversationId: `c-${shown}`, modelId: "obs-model" }) })).end).toEqual({ ok: true });
+    const ghost = rid("ghost");
+    expect((await open.client(true).runTurn({ requestId: ghost, message: runRequestMessage({ text: "a ghostly question", conversationId: `c-${ghost}`, modelId: "obs-model" }) })).end).toEqual({ ok: true });
+
+    const shownCall = childrenOf(await runSpanOf(shown)).find((s) => s.kind === SpanKind.CLIENT)!;
+    expect(String(shownCall.attributes[GENAI.inputMessages])).toContain("an open question");
+    expect(String(shownCall.attributes[GENAI.outputMessages])).toContain("an open answer");
+    const ghostRun = await runSpanOf(ghost);
+    const ghostSpans = spans().filter((s) => s.spanContext().traceId === ghostRun.spanContext().traceId);
+    expect(ghostSpans.some((s) => s.kind === SpanKind.CLIENT)).toBe(true);
+    expect(JSON.stringify(ghostSpans.map((s) => s.attributes))).not.toMatch(/ghostly/);
+  });
+
+  it("every run metric moves by what a turn with one provider retry did", async () => {
+    const t = await tenant("metered");
+    const before = await scrapeMetrics(h.gw.url);
+    h.sim.enqueue({ httpError: { status: 500 } }, { text: ["retried ", "and ", "answered"], usage: { inputTokens: 7, outputTokens: 3 } });
+    const requestId = rid("metrics");
+    const r = await t.client().runTurn({ requestId, message: runRequestMessage({ text: "count me", conversationId: `c-${requestId}`, modelId: "obs-model" }) });
+    expect(r.end).toEqual({ ok: true });
+    await runSpanOf(requestId); // the run has stopped executing
+    const after = await scrapeMetrics(h.gw.url);
+    const d = metricDelta(before, after);
+    const genai = { gen_ai_provider_name: "openai", gen_ai_request_model: "sim-obs", tenant: "metered" };
+
+    expect(d("byok_runs_started_total", { tenant: "metered" })).toBe(1);
+    expect(d("byok_runs_ended_total", { code: "ok", tenant: "metered" })).toBe(1);
+    expect(d("byok_runs_active")).toBe(0);
+    expect(d("byok_takeovers_total")).toBe(0);
+    expect(d("byok_provider_retries_total", { provider: "openai-chat", reason: "server", action: "retry" })).toBe(1);
+    // Two provider calls: the failed one (error_type) and the answered one.
+    expect(d("gen_ai_client_operation_duration_seconds_count", { ...genai, error_type: "server" })).toBe(1);
+    expect(d("gen_ai_client_operation_duration_seconds_count", genai)).toBe(2);
+    expect(d("gen_ai_client_operation_time_to_first_chunk_seconds_count", genai)).toBe(1);
+    expect(d("gen_ai_client_operation_time_per_output_chunk_seconds_count", genai)).toBeGreaterThanOrEqual(2);
+    expect(d("gen_ai_client_token_usage_sum", { ...genai, gen_ai_token_type: "input" })).toBe(7);
+    expect(d("gen_ai_client_token_usage_sum", { ...genai, gen_ai_token_type: "output" })).toBe(3);
+    expect(d("gen_ai_client_token_usage_count", genai)).toBe(2);
+    // Tokens in the ledger's view: exactly what the ledger recorded (the failed attempt is an estimate).
+    const ledger = await h.gw.store.ledger.forRequest("metered", requestId);
+    const sum = (k: "inputTokens" | "outputTokens") => ledger.reduce((a, row) => a + row[k], 0);
+    expect(d("byok_tokens_total", { provider: "openai-chat", kind: "input", tenant: "metered" })).toBe(sum("inputTokens"));
+    expect(d("byok_tokens_total", { provider: "openai-chat", kind: "output", tenant: "metered" })).toBe(sum("outputTokens"));
+    // Overhead: the answered attempt's first chunk to its first frame appended; every frame the
+    // client read live (no heartbeat in this turn) from its append to the write.
+    expect(d("byok_gateway_overhead_seconds_count", { stage: "provider_to_bus" })).toBe(1);
+    const delivered = d("byok_frames_delivered_total");
+    expect(delivered).toBe(r.messages.length);
+    expect(d("byok_gateway_overhead_seconds_count", { stage: "bus_to_client" })).toBe(delivered);
+    expect(d("byok_bidi_appends_total", { outcome: "accepted" })).toBe(r.appends.length);
+    expect(d("byok_run_sse_streams_total", { end_code: "ok" })).toBe(1);
+    expect(d("byok_run_sse_open")).toBe(0);
+    // Bounded labels: no request id anywhere in the exposition.
+    expect(JSON.stringify(after)).not.toContain(requestId);
+  });
+
+  it("budget and rate refusals are counted by reason", async () => {
+    const broke = await tenant("broke", { tenant: { monthlyTokens: 1 } });
+    const busy = await tenant("busy", { rate: { runStartsPerMinute: 1 } });
+    h.sim.enqueue({ text: "busy 1", usage: { inputTokens: 1, outputTokens: 1 } }, { text: "busy 2", usage: { inputTokens: 1, outputTokens: 1 } }, { text: "busy 3", usage: { inputTokens: 1, outputTokens: 1 } });
+    const before = await scrapeMetrics(h.gw.url);
+    const b = await broke.client().runTurn({ requestId: rid("broke"), message: runRequestMessage({ text: "too big", conversationId: "c-broke", modelId: "obs-model" }) });
+    expect(b.end).toMatchObject({ ok: false, code: "resource_exhausted" });
+    // Two starts may straddle a minute boundary: start until one is refused (at most three).
+    let refused = 0;
+    for (let i = 0; i < 3 && refused === 0; i++) {
+      const r = await busy.client().runTurn({ requestId: rid("busy"), message: runRequestMessage({ text: "again", conversationId: `c-busy-${i}`, modelId: "obs-model" }) });
+      if (r.end?.ok === false) refused++;
+    }
+    expect(refused).toBe(1);
+    const d = metricDelta(before, await scrapeMetrics(h.gw.url));
+    expect(d("byok_refusals_total", { reason: "budget_exhausted", tenant: "broke" })).toBe(1);
+    expect(d("byok_refusals_total", { reason: "rate_limited", tenant: "busy" })).toBe(1);
+    expect(d("byok_runs_ended_total", { code: "resource_exhausted" })).toBe(2);
+  });
+
+  it("log lines inside a run carry trace_id and span_id, tenant and model", async () => {
+    const t = await tenant("logged");
+    h.sim.enqueue({ text: "logged answer", usage: { inputTokens: 1, outputTokens: 1 } });
+    const requestId = rid("logs");
+    expect((await t.client().runTurn({ requestId, message: runRequestMessage({ text: "log me", conversationId: `c-${requestId}`, modelId: "obs-model" }) })).end).toEqual({ ok: true });
+    const run = await runSpanOf(requestId);
+    const lines = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.requestId === requestId);
+    const ended = lines.find((l) => l.msg === "run ended");
+    expect(ended).toMatchObject({ trace_id: run.spanContext().traceId, span_id: run.spanContext().spanId, tenant: "logged", model: "obs-model" });
+  });
+});
