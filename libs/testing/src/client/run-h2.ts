@@ -18,7 +18,7 @@ export interface RunH2Options {
   ca?: string;
   headers?: Record<string, string>;
   /** Called for every server message (heartbeats included); `send` appends to the client's stream. */
-  onMessage?: (m: AgentServerMessage, send: (m: AgentClientMessage) => void) => void;
+  onMessage?: (m: AgentServerMessage, send: (m: AgentClientMessage) => void) => void | Promise<void>;
   signal?: AbortSignal;
 }
 
@@ -80,7 +80,7 @@ export async function runOverHttp2(opts: RunH2Options): Promise<RunH2Result> {
           send(kvGetBlobResultMessage(kv.id, blobs.get(Buffer.from(kv.message.value.blobId).toString("hex"))));
         }
       }
-      opts.onMessage?.(m, send);
+      await opts.onMessage?.(m, send);
     }
   } catch (err) {
     r.error = ConnectError.from(err);
