@@ -19,7 +19,8 @@ import { gunzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { endStreamToJson } from "@connectrpc/connect/protocol-connect";
 import { fromBinary } from "@bufbuild/protobuf";
-import type { Logger } from "@byok/telemetry";
+import { SpanKind, trace } from "@opentelemetry/api";
+import { ATTR, SPAN, withSpan, type Logger } from "@byok/telemetry";
 import { AgentClientMessageSchema, encodeEnvelope, ENVELOPE_FLAG_COMPRESSED, ENVELOPE_FLAG_END_STREAM, ENVELOPE_HEADER_BYTES } from "@byok/wire";
 import type { Authenticator } from "./auth.js";
 import type { createClientAppender } from "./bidi-append.js";
@@ -27,6 +28,8 @@ import { readClientHeaders } from "./client-headers.js";
 import { invalidArgument, resourceExhausted } from "./errors.js";
 import type { Admission } from "./open-streams.js";
 import { headersOf } from "./run-sse-stream.js";
+
+const tracer = trace.getTracer("@byok/edge");
 
 export const RUN_PATH = "/agent.v1.AgentService/Run";
 
@@ -78,7 +81,13 @@ export async function serveRun(req: IncomingMessage, res: ServerResponse, deps: 
           if (m === "runRequest" || m === "prewarmRequest") seqno = 1n;
           started = true;
         }
-        await deps.append(principal, client, requestId, seqno, payload, "AgentService/Run");
+        // Each message is a turn's root like a BidiAppend: its bus entry and the run follow from it.
+        await withSpan(
+          tracer,
+          SPAN.agentRunAppend,
+          { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: principal.tenantId, [ATTR.requestId]: requestId, [ATTR.appendSeqno]: Number(seqno) } },
+          () => deps.append(principal, client, requestId, seqno, payload, "AgentService/Run"),
+        );
       }
     })();
     // A client that half-closes keeps reading; a bad message ends the Run with its error.

@@ -11,7 +11,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
 import {
-  createCursorClient, createWorkspaceExecutor, makeWorkspace, metricDelta, runRequestMessage, scrapeMetrics,
+  createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
 import type { AgentClientMessage, AgentServerMessage } from "@byok/wire";
@@ -49,7 +49,7 @@ describe("observability through the embedded gateway", () => {
   }
 
   /** A tenant with a key and a route to the simulator; `ghostMode` sets the client's x-ghost-mode. */
-  async function tenant(id: string, limits?: Record<string, unknown>): Promise<{ client: (ghostMode?: boolean) => CursorClient }> {
+  async function tenant(id: string, limits?: Record<string, unknown>): Promise<{ client: (ghostMode?: boolean) => CursorClient; secret: string }> {
     expect(await admin("POST", "/v1/tenants", { tenantId: id, name: id, ...(limits ? { limits } : {}) })).toBe(201);
     const res = await fetch(`${h.gw.adminUrl}/v1/tenants/${id}/keys`, {
       method: "POST",
@@ -59,7 +59,7 @@ describe("observability through the embedded gateway", () => {
     const key = (await res.json()) as { secret: string };
     expect(await admin("PUT", `/v1/tenants/${id}/credentials/sim`, { credential: { kind: "api_key", apiKey: SIM_KEY } })).toBe(200);
     expect(await admin("PUT", `/v1/tenants/${id}/routes/obs-model`, { targets: [{ provider: "openai-chat", model: "sim-obs", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] })).toBe(200);
-    return { client: (ghostMode = false) => createCursorClient({ baseUrl: h.gw.url, authToken: key.secret, ghostMode }) };
+    return { client: (ghostMode = false) => createCursorClient({ baseUrl: h.gw.url, authToken: key.secret, ghostMode }), secret: key.secret };
   }
 
   const answerExecs = async (m: AgentServerMessage, t: { append(msg: AgentClientMessage): Promise<unknown> }) => {
@@ -145,6 +145,23 @@ describe("observability through the embedded gateway", () => {
 
     // The tenant did not opt in: no prompt or completion in any span.
     expect(JSON.stringify(inTrace.map((s) => s.attributes))).not.toMatch(/secret plans|It says alpha/);
+  });
+
+  it("a turn over HTTP/2 AgentService/Run is one trace too: its Run message → bus entry → run → provider call", async () => {
+    const t = await tenant("h2");
+    const token = (await exchangeApiKey(h.gw.url, t.secret)).accessToken;
+    h.sim.enqueue({ text: "over h2", usage: { inputTokens: 2, outputTokens: 2 } });
+    const requestId = rid("h2");
+    const r = await runOverHttp2({ baseUrl: h.gw.url, token, requestId, message: runRequestMessage({ text: "hi", conversationId: `c-${requestId}`, modelId: "obs-model" }) });
+    expect(r.error).toBeUndefined();
+    const run = await runSpanOf(requestId);
+    const inTrace = spans().filter((s) => s.spanContext().traceId === run.spanContext().traceId);
+    const entry = inTrace.find((s) => s.spanContext().spanId === run.parentSpanContext?.spanId)!;
+    expect(entry.name).toBe(SPAN.busAppendInput);
+    const root = inTrace.find((s) => s.spanContext().spanId === entry.parentSpanContext?.spanId)!;
+    expect(root).toMatchObject({ name: SPAN.agentRunAppend, kind: SpanKind.SERVER });
+    expect(root.parentSpanContext).toBeUndefined();
+    expect(childrenOf(run).filter((s) => s.kind === SpanKind.CLIENT)).toHaveLength(1);
   });
 
   it("prompts and completions enter provider-call spans only for an opted-in tenant, never in ghost mode", async () => {

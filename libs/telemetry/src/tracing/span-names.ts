@@ -8,6 +8,8 @@
 export const SPAN = {
   /** SERVER, ingress: one BidiAppend call. */
   bidiAppend: "gateway.bidi_append",
+  /** SERVER, ingress: one client message of an HTTP/2 AgentService/Run stream (its BidiAppend). */
+  agentRunAppend: "gateway.agent_run.append",
   /** SERVER, ingress: one RunSSE stream (linked to the run's trace once its first frame is read). */
   runSse: "gateway.run_sse",
   /** PRODUCER, ingress: the append of one client message to the request's input (the bus entry). */
