@@ -52,12 +52,4 @@ export function ackKv(bus: Bus, ref: RequestRef, firstSeqno = 2n): () => void {
   });
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor } from "@byok/testing";

@@ -1,6 +1,7 @@
 // The bus contract: every Bus implementation runs these tests (memory and Redis alike).
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@byok/testing";
 import { GenerationGoneError, type Bus, type BusOptions, type RequestRef } from "../src/index.js";
 
 export interface BusHarness {
@@ -22,15 +23,6 @@ export const CONTRACT_OPTIONS: BusOptions = {
 const bytes = (s: string) => new TextEncoder().encode(s);
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
 
-async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 export function busContract(name: string, factory: (opts: BusOptions) => Promise<BusHarness>): void {
   describe(`Bus contract: ${name}`, () => {

@@ -31,12 +31,4 @@ export function openBus(prefix: string, options: BusOptions, url = REDIS_URL): R
   return { bus: createRedisBus({ redis: url, keyPrefix: prefix, options, name }), name };
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { waitFor } from "@byok/testing";

@@ -6,3 +6,4 @@ export * from "./redis/keys.js";
 export * from "./process/output.js";
 export * from "./fuzz.js";
 export * from "./metrics/prometheus.js";
+export * from "./wait.js";

@@ -6,21 +6,13 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createRunEngine } from "@byok/agent";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createLogger } from "@byok/telemetry";
-import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, type CursorClient } from "@byok/testing";
+import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, waitFor, type CursorClient } from "@byok/testing";
 import { memoryMetering, tenancyEngineDeps } from "@byok/runtime";
 import { AgentClientMessageSchema, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
 import { adminCall, GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-tenancy-tests-0123456789";
 const SIM_KEY = "sk-tenant-credential-abcdef0123456789";
-
-async function waitFor(fn: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe("tenancy through the embedded gateway", () => {
   /** The ErrorDetails.error of a refused BidiAppend (Connect JSON error body, details decoded). */

@@ -37,16 +37,7 @@ export interface ServiceProcess {
   waitForLine(re: RegExp, timeoutMs?: number): Promise<string>;
 }
 
-/** Polls `fn` until it returns a truthy value (bounded). */
-export async function waitFor<T>(fn: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 20_000, what = "condition"): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+export { waitFor } from "@byok/testing";
 
 /** Spawns one service and resolves once it printed its BYOK_READY line. */
 export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = 90_000): Promise<ServiceProcess> {
