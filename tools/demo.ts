@@ -3,7 +3,7 @@
 import { loadConfig } from "@byok/config";
 import { createLogger } from "@byok/telemetry";
 import { createCursorClient, runRequestMessage, startSimulator } from "@byok/testing";
-import { startEmbeddedGateway } from "./service.js";
+import { startEmbeddedGateway } from "@byok/gateway";
 
 const sim = await startSimulator();
 sim.enqueue({
