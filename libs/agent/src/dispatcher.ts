@@ -9,7 +9,13 @@ import type { RunEngine } from "./ports.js";
  * There is no other owner to take a crashed run over, so an engine that throws ends its
  * generation `internal` (with ErrorDetails) here.
  */
-export function createInProcessDispatcher(engine: RunEngine, bus: Bus, logger: Logger): RunDispatcher & { idle(): Promise<void>; close(): Promise<void> } {
+export function createInProcessDispatcher(
+  engine: RunEngine,
+  bus: Bus,
+  logger: Logger,
+  /** `dedupeWindowMs`: how long a started generation's key is kept so late duplicate dispatches stay no-ops. */
+  opts: { dedupeWindowMs: number },
+): RunDispatcher & { idle(): Promise<void>; close(): Promise<void> } {
   const started = new Set<string>();
   const running = new Set<Promise<void>>();
   const controller = new AbortController();
@@ -27,7 +33,7 @@ export function createInProcessDispatcher(engine: RunEngine, bus: Bus, logger: L
         .finally(() => {
           running.delete(p);
           // Keep the key a while so late duplicate dispatches stay no-ops, then forget it.
-          setTimeout(() => started.delete(key), 60_000).unref();
+          setTimeout(() => started.delete(key), opts.dedupeWindowMs).unref();
         });
       running.add(p);
     },

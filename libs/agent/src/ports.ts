@@ -23,6 +23,8 @@ export interface RunEngineDeps {
     toolTimeoutMs: number;
     prewarmTtlMs: number;
     snapshotIntervalMs: number;
+    /** How long a conversation remembers its current run (longer than any run). */
+    conversationRunTtlMs: number;
   };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */

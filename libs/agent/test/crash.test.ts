@@ -29,7 +29,7 @@ describe("an engine crash in embedded mode", () => {
 
   function dispatcherWith(faults: { store?: Partial<Store>; meter?: Partial<RunMeter> }) {
     const engine = testEngine(sim, bus, { ...store, ...faults.store }, { meter: { ...UNMETERED, ...faults.meter } });
-    return createInProcessDispatcher(engine, bus, createLogger({ service: "test", level: "silent" }));
+    return createInProcessDispatcher(engine, bus, createLogger({ service: "test", level: "silent" }), { dedupeWindowMs: 60_000 });
   }
 
   async function runOnce(requestId: string, faults: Parameters<typeof dispatcherWith>[0]) {

@@ -29,6 +29,14 @@ export const TimersSchema = z.object({
   snapshotIntervalMs: ms(250),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
+  /** A RunSSE reader's presence expires this long after its last refresh (a crashed ingress's readers vanish). */
+  readerTtlMs: ms(10_000),
+  /** How long a conversation remembers its current run (a newer run_request supersedes it); longer than any run. */
+  conversationRunTtlMs: ms(6 * 60 * 60 * 1000),
+  /** Embedded mode: a dispatch of a generation already started within this window is a no-op. */
+  dispatchDedupeMs: ms(60_000),
+  /** Tenant retention / privacy policy lookups are cached this long. */
+  contentPolicyCacheMs: ms(5_000),
 });
 
 /** Every size limit; each one is documented in README "Limits". */

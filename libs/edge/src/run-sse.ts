@@ -11,7 +11,7 @@ import { Wakeup } from "./wakeup.js";
 export interface RunSseDeps {
   bus: Bus;
   auth: Authenticator;
-  timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number };
+  timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number; readerTtlMs: number };
   logger: Logger;
   metrics: GatewayMetrics;
 }
@@ -81,7 +81,7 @@ export function createRunSseFrames(deps: RunSseDeps) {
       }
       const generation = info.generation;
       span.setAttribute(ATTR.generation, generation);
-      leave = await guard(() => deps.bus.addReader(ref, randomUUID(), Math.max(2 * deps.timers.heartbeatMs, 5_000)));
+      leave = await guard(() => deps.bus.addReader(ref, randomUUID(), deps.timers.readerTtlMs));
 
       // 3. Replay, then follow live.
       let index = headers.resumeAfter ?? 0;

@@ -21,7 +21,7 @@ export interface EdgeDeps {
   bus: Bus;
   dispatcher: RunDispatcher;
   auth: Authenticator;
-  timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number };
+  timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number; readerTtlMs: number };
   limits: { maxPayloadBytes: number };
   logger: Logger;
   metrics: GatewayMetrics;

@@ -9,8 +9,8 @@ import type { GatewayStore } from "@byok/store";
  * (`ephemeral`): no history, blob or checkpoint row is written; `metadata` still keeps the
  * conversation row (ids and timestamps). Tenant lookups are cached for `cacheMs`.
  */
-export function createStoreContentPolicy(store: Pick<GatewayStore, "tenants">, opts: { cacheMs?: number } = {}): ContentPolicy {
-  const cacheMs = opts.cacheMs ?? 5_000;
+export function createStoreContentPolicy(store: Pick<GatewayStore, "tenants">, opts: { cacheMs: number }): ContentPolicy {
+  const { cacheMs } = opts;
   const cache = new Map<string, { at: number; retention: "full" | "metadata" | "none"; privacyEnforced: boolean }>();
   return {
     async modeFor(tenantId, principal): Promise<ContentMode> {

@@ -27,7 +27,7 @@ export function tenancyEngineDeps(opts: {
       rates: opts.rates,
       onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
     }),
-    content: createStoreContentPolicy(store),
+    content: createStoreContentPolicy(store, { cacheMs: config.timers.contentPolicyCacheMs }),
     resolveTargets: createTenantTargetResolver({
       store,
       env: opts.env,

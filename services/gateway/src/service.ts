@@ -74,7 +74,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
-  const dispatcher = createInProcessDispatcher(engine, bus, logger);
+  const dispatcher = createInProcessDispatcher(engine, bus, logger, { dedupeWindowMs: config.timers.dispatchDedupeMs });
   const controlPlane = createControlPlane({
     config,
     store,

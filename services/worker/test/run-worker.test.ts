@@ -96,7 +96,7 @@ describe("run worker (in process)", () => {
         targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-worker-crash-key", credentialsSource: "gateway" as const }],
       }),
       retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-      timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 100, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250 },
+      timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 100, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000 },
       logger,
     });
     let calls = 0;

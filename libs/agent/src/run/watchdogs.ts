@@ -1,8 +1,5 @@
 import type { RunContext } from "./context.js";
 
-/** How long a conversation remembers its current run (longer than any run). */
-const CONVERSATION_RUN_TTL_MS = 6 * 60 * 60 * 1000;
-
 /**
  * Marks this run as its conversation's current one once it started; on later checks, notices
  * that a newer run of the conversation superseded it.
@@ -12,7 +9,7 @@ export async function checkSuperseded(ctx: RunContext): Promise<void> {
   if (!run || ctx.state.phase === "awaiting_run" || ctx.state.phase === "finishing") return;
   if (!ctx.conversationMarked) {
     ctx.conversationMarked = true;
-    await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, run.conversationId, ctx.runKey, CONVERSATION_RUN_TTL_MS);
+    await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, run.conversationId, ctx.runKey, ctx.deps.timers.conversationRunTtlMs);
     return;
   }
   const current = await ctx.deps.bus.conversationRun(ctx.ref.tenantId, run.conversationId);
