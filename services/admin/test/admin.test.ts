@@ -37,6 +37,18 @@ function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: ()
       expect(JSON.stringify(denied)).not.toContain("wrong-key");
     });
 
+    it("sets a route's model catalogue and the tenant's control-plane policy with the CLI, refusing bad ones", async () => {
+      const tenant = `cp-${randomBytes(4).toString("hex")}`;
+      await cli("tenant", "create", tenant, "--name", "CP");
+      const targets = JSON.stringify([{ provider: "openai-chat", model: "m" }]);
+      await cli("route", "set", tenant, "m", "--targets", targets, "--catalogue", JSON.stringify({ displayName: "Model M", aliases: ["mm"], efforts: ["low", "high"] }));
+      expect((await store.routes.list(tenant))[0]?.catalogue).toMatchObject({ displayName: "Model M", aliases: ["mm"], efforts: ["low", "high"], thinking: false });
+      await cli("tenant", "set-policy", tenant, "--json", JSON.stringify({ defaultModel: "m", privacyMode: "enforced" }));
+      expect((await store.tenants.get(tenant))?.policy).toEqual({ defaultModel: "m", privacyMode: "enforced" });
+      await expect(cli("tenant", "set-policy", tenant, "--json", JSON.stringify({ privacyMode: "sometimes" }))).rejects.toThrow(/400/);
+      await expect(cli("route", "set", tenant, "m", "--targets", targets, "--catalogue", JSON.stringify({ baseUrl: "https://x" }))).rejects.toThrow(/400/);
+    });
+
     it("sets up a tenant end to end with the CLI: tenant → user → key → route → credential → price → usage", async () => {
       const tenant = `acme-${randomBytes(4).toString("hex")}`;
       expect(JSON.parse(await cli("tenant", "create", tenant, "--name", "Acme Corp", "--retention", "metadata"))).toMatchObject({ tenant: { tenantId: tenant, retention: "metadata" } });

@@ -3,7 +3,9 @@
 // request; the control-plane calls over HTTP/2 too.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import { request } from "node:https";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -29,12 +31,32 @@ const ENV = { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWA
 describe("AgentService/Run over h2c, next to HTTP/1.1 on the same port", () => {
   let h: Harness;
   let tokens: Record<string, string>;
+  // A stand-in OTLP collector: what the gateway forwards client traces to.
+  let collector: Server;
+  const exported: { body: string; type: string | undefined }[] = [];
   beforeAll(async () => {
-    h = await startHarness(ENV);
+    collector = createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        exported.push({ body, type: req.headers["content-type"] });
+        res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      });
+    });
+    await new Promise<void>((r) => collector.listen(0, "127.0.0.1", r));
+    h = await startHarness({
+      ...ENV,
+      GATEWAY_AGENT_TRANSPORT: "http2",
+      GATEWAY_AGENT_URL: "https://agent.gateway.example.test",
+      GATEWAY_TRACES_FORWARD_URL: `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`,
+    });
     tokens = {};
     for (const id of ["acme", "globex"]) tokens[id] = (await exchangeApiKey(h.gw.url, await tenantKey(h, id))).accessToken;
   }, 120_000);
-  afterAll(async () => h?.close());
+  afterAll(async () => {
+    await h?.close();
+    collector?.close();
+  });
 
   it("runs a turn per tenant over Run (h2c) with the session token, and RunSSE + BidiAppend still over HTTP/1.1", async () => {
     for (const id of ["acme", "globex"]) {
@@ -50,7 +72,21 @@ describe("AgentService/Run over h2c, next to HTTP/1.1 on the same port", () => {
     // The control-plane calls over HTTP/2 as well.
     const cp = controlPlaneClients(h.gw.url, tokens.acme!, { httpVersion: "2" });
     expect((await cp.ai.availableModels({})).modelNames).toEqual(["acme-model"]);
-    expect((await cp.serverConfig.getServerConfig({})).http2Config).toBe(aiserver.Http2Config.FORCE_ALL_DISABLED);
+    // GATEWAY_AGENT_TRANSPORT=http2 and GATEWAY_AGENT_URL reach the client.
+    const sc = await cp.serverConfig.getServerConfig({});
+    expect(sc.http2Config).toBe(aiserver.Http2Config.FORCE_ALL_ENABLED);
+    expect(sc.agentUrlConfig).toMatchObject({ agentUrl: "https://agent.gateway.example.test", agentnUrl: "https://agent.gateway.example.test" });
+  });
+
+  it("forwards client /v1/traces exports to GATEWAY_TRACES_FORWARD_URL", async () => {
+    const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [] }] });
+    const res = await fetch(`${h.gw.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${tokens.acme}` }, body });
+    expect(res.status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (exported.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(exported).toEqual([{ body, type: "application/json" }]);
+    expect(await (await fetch(`${h.gw.url}/metrics`)).text()).toMatch(/byok_client_trace_exports_total\{outcome="forwarded"\} 1/);
+    expect((await fetch(`${h.gw.url}/v1/traces`, { method: "POST", body })).status).toBe(401);
   });
 
   it("sends heartbeats while the model is silent, and a Run that reconnects resumes the same request", async () => {
@@ -82,6 +118,22 @@ describe("AgentService/Run over h2c, next to HTTP/1.1 on the same port", () => {
     const h1 = await fetch(`${h.gw.url}/agent.v1.AgentService/Run`, { method: "POST", headers: { "content-type": "application/connect+proto" }, body: new Uint8Array() });
     expect(h1.status).toBe(505);
     expect(((await h1.json()) as { code: string }).code).toBe("invalid_argument");
+  });
+});
+
+describe("open mode (embedded default): sign-in with any key, then Run", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ GATEWAY_HEARTBEAT_MS: "300" });
+  }, 120_000);
+  afterAll(async () => h?.close());
+
+  it("issues tokens of the default tenant for any Bearer and serves Run with them", async () => {
+    const s = await exchangeApiKey(h.gw.url, "whatever-the-ide-sends");
+    expect(s.status).toBe(200);
+    h.sim.enqueue({ text: "open mode" });
+    const r = await runOverHttp2({ baseUrl: h.gw.url, token: s.accessToken, requestId: "open-1", message: runRequestMessage({ text: "hi", conversationId: "c-open", modelId: "test-model" }) });
+    expect([r.error, r.textDeltas]).toEqual([undefined, "open mode"]);
   });
 });
 
