@@ -94,3 +94,26 @@ describe("loadConfig: distributed settings", () => {
     expect(() => loadConfig({ GATEWAY_ROUTES_JSON: routes({ baseUrl: "https://x" }) })).toThrow(/catalogue/);
   });
 });
+
+describe("telemetry settings", () => {
+  it("tracing is off unless an exporter or an OTLP endpoint is configured; OTEL_SDK_DISABLED wins", () => {
+    expect(loadConfig({}).telemetry).toEqual({
+      tracesExporter: "none", traceFile: undefined, metricsTenantLabel: false, metricsMaxModelLabels: 50, traceContentTenants: [],
+    });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" }).telemetry.tracesExporter).toBe("otlp");
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/v1/traces" }).telemetry.tracesExporter).toBe("otlp");
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: "console" }).telemetry.tracesExporter).toBe("console");
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_SDK_DISABLED: "true" }).telemetry.tracesExporter).toBe("none");
+    const t = loadConfig({ GATEWAY_METRICS_TENANT_LABEL: "true", GATEWAY_METRICS_MAX_MODEL_LABELS: "7", GATEWAY_TRACE_CONTENT_TENANTS: "acme, globex" }).telemetry;
+    expect(t).toMatchObject({ metricsTenantLabel: true, metricsMaxModelLabels: 7, traceContentTenants: ["acme", "globex"] });
+  });
+
+  it("refuses a bad telemetry variable, naming it", () => {
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: "zipkin" })).toThrow(/OTEL_TRACES_EXPORTER/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" })).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL.*http\/protobuf/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER: "sometimes" })).toThrow(/OTEL_TRACES_SAMPLER/);
+    expect(() => loadConfig({ OTEL_TRACES_SAMPLER_ARG: "2" })).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector" })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
+    expect(() => loadConfig({ GATEWAY_METRICS_MAX_MODEL_LABELS: "0" })).toThrow(ConfigError);
+  });
+});
