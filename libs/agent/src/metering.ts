@@ -6,6 +6,8 @@ import type { RunError } from "@byok/protocol";
 export interface AttemptInfo {
   ref: RequestRef;
   generation: number;
+  /** The owner's fencing epoch: its ledger row is refused once another worker claimed the run. */
+  epoch: number;
   conversationId: string;
   modelCallId: string;
   attempt: number;

@@ -31,6 +31,8 @@ export interface MeterPrincipal {
 export interface MeterAttempt {
   ref: { tenantId: string; requestId: string };
   generation: number;
+  /** A run owner's fencing epoch (absent for calls outside a run): its ledger row is refused once the run was claimed since. */
+  epoch?: number;
   conversationId: string;
   modelCallId: string;
   attempt: number;
@@ -166,6 +168,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeterImpl {
         requestId: a.ref.requestId,
         originalRequestId: a.principal.originalRequestId,
         generation: a.generation,
+        ...(a.epoch === undefined ? {} : { epoch: a.epoch }),
         modelCallId: a.modelCallId,
         attempt: a.attempt,
         provider: a.provider,

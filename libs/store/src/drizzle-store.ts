@@ -8,6 +8,7 @@ import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { StoreError } from "./errors.js";
+import { assertFence, claimFence } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
 import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
@@ -45,7 +46,9 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return row === undefined ? undefined : toConversation(row);
     },
 
-    async appendHistory(entries) {
+    claimRun: (tenantId, fence) => claimFence(db, tenantId, fence),
+
+    async appendHistory(entries, fence) {
       const first = entries[0];
       if (first === undefined) return [];
       const { tenantId, conversationId } = first;
@@ -53,6 +56,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
         throw new StoreError("invalid_argument", "appendHistory: all entries must belong to one tenant and conversation");
       }
       return db.transaction(async (tx) => {
+        await assertFence(tx, tenantId, fence);
         // Creating-or-touching the conversation row takes its row lock until commit: concurrent
         // appenders to this conversation queue here, so each reads the max(seq) the previous
         // one committed (READ COMMITTED takes a fresh snapshot per statement) and seqs stay contiguous.
@@ -114,21 +118,27 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return rows.map(toHistoryEntry);
     },
 
-    async markInterrupted(tenantId, conversationId, seqs) {
+    async markInterrupted(tenantId, conversationId, seqs, fence) {
       if (seqs.length === 0) return;
-      await db
-        .update(history)
-        .set({ interrupted: true })
-        .where(and(historyOf(tenantId, conversationId), inArray(history.seq, seqs)));
+      await db.transaction(async (tx) => {
+        await assertFence(tx, tenantId, fence);
+        await tx
+          .update(history)
+          .set({ interrupted: true })
+          .where(and(historyOf(tenantId, conversationId), inArray(history.seq, seqs)));
+      });
     },
 
-    async saveCheckpoint(c) {
-      await db.insert(checkpoints).values({
-        tenantId: c.tenantId,
-        conversationId: c.conversationId,
-        requestId: c.requestId,
-        generation: c.generation,
-        state: c.state,
+    async saveCheckpoint(c, fence) {
+      await db.transaction(async (tx) => {
+        await assertFence(tx, c.tenantId, fence);
+        await tx.insert(checkpoints).values({
+          tenantId: c.tenantId,
+          conversationId: c.conversationId,
+          requestId: c.requestId,
+          generation: c.generation,
+          state: c.state,
+        });
       });
     },
 

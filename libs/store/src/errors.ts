@@ -11,7 +11,9 @@ export type StoreErrorCode =
   /** A create hit an existing id (tenant, user, external id). */
   | "already_exists"
   /** Credentials were used on a store opened without a key-encryption key. */
-  | "no_kek";
+  | "no_kek"
+  /** A write carried a run epoch older than the run's latest claim: another worker owns the run. Nothing was written. */
+  | "fenced";
 
 export class StoreError extends Error {
   readonly code: StoreErrorCode;

@@ -63,6 +63,23 @@ export const history = pgTable(
   ],
 );
 
+/**
+ * The latest fencing epoch of each run generation (the bus claim), so the database itself
+ * refuses writes of a worker that another one took the run over from. Pruned a day after its
+ * last claim (a run never lasts that long).
+ */
+export const runFences = pgTable(
+  "run_fences",
+  {
+    tenantId: text("tenant_id").notNull(),
+    requestId: text("request_id").notNull(),
+    generation: integer("generation").notNull(),
+    epoch: integer("epoch").notNull(),
+    claimedAt: timestamp("claimed_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.requestId, t.generation] }), index("run_fences_claimed_idx").on(t.tenantId, t.claimedAt)],
+);
+
 export const checkpoints = pgTable(
   "checkpoints",
   {

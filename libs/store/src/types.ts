@@ -49,7 +49,25 @@ export interface CheckpointRecord {
   createdAt: Date;
 }
 
+/**
+ * Who writes for a run: its request, generation and the fencing epoch its owner got from the
+ * bus claim. A write carrying a fence whose epoch is older than the generation's latest
+ * `claimRun` is refused (StoreError "fenced") and writes nothing.
+ */
+export interface RunFence {
+  requestId: string;
+  generation: number;
+  epoch: number;
+}
+
 export interface Store {
+  /**
+   * Records a new owner's epoch for the generation (the bus claim it just won). From then on,
+   * writes fenced with an older epoch are refused. False when a newer epoch was already
+   * recorded (this owner is stale).
+   */
+  claimRun(tenantId: string, fence: RunFence): Promise<boolean>;
+
   /**
    * Creates the conversation if missing; merges `meta` into the stored meta. Returns the record.
    * The merge is shallow and done by the database (top-level keys of `meta` replace stored ones,
@@ -70,13 +88,13 @@ export interface Store {
    * that was deduplicated comes back as the entry stored earlier, with its original seq.
    * body.dedupeKey counts only when it is a non-empty string.
    */
-  appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]>;
+  appendHistory(entries: NewHistoryEntry[], fence?: RunFence): Promise<HistoryEntry[]>;
   /** Entries in seq order. */
   listHistory(tenantId: string, conversationId: string): Promise<HistoryEntry[]>;
   /** Marks the given entries interrupted (a cut provider pass). Seqs not in the conversation are ignored. */
-  markInterrupted(tenantId: string, conversationId: string, seqs: number[]): Promise<void>;
+  markInterrupted(tenantId: string, conversationId: string, seqs: number[], fence?: RunFence): Promise<void>;
 
-  saveCheckpoint(c: Omit<CheckpointRecord, "createdAt">): Promise<void>;
+  saveCheckpoint(c: Omit<CheckpointRecord, "createdAt">, fence?: RunFence): Promise<void>;
   /** The checkpoint saved last for the conversation (save order, not createdAt). */
   latestCheckpoint(tenantId: string, conversationId: string): Promise<CheckpointRecord | undefined>;
 

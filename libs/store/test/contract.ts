@@ -221,6 +221,50 @@ export function storeContract(name: string, factory: StoreFactory): void {
       });
     });
 
+    describe("run fences (epochs of the bus claim)", () => {
+      const fence = (epoch: number, requestId = "req-1") => ({ requestId, generation: 1, epoch });
+
+      it("refuses history, interrupted marks and checkpoints of an older epoch once a newer one claimed, writing nothing", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.claimRun(tenant, fence(1))).toBe(true);
+        await store.appendHistory([entry(tenant, conv, { kind: "user" })], fence(1));
+        expect(await store.claimRun(tenant, fence(2))).toBe(true); // the takeover
+        const refused = async (p: Promise<unknown>) => {
+          const err = await p.then(() => undefined, (e: unknown) => e);
+          expect(isStoreError(err, "fenced")).toBe(true);
+        };
+        await refused(store.appendHistory([entry(tenant, conv, { body: { text: "stale answer" } })], fence(1)));
+        await refused(store.markInterrupted(tenant, conv, [0], fence(1)));
+        await refused(store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "req-1", generation: 1, state: new Uint8Array([1]) }, fence(1)));
+        expect((await store.listHistory(tenant, conv)).map((e) => [e.kind, e.interrupted])).toEqual([["user", false]]);
+        expect(await store.latestCheckpoint(tenant, conv)).toBeUndefined();
+        // The current owner writes; so do unfenced writers and other generations or requests.
+        await store.appendHistory([entry(tenant, conv, { body: { text: "new owner" } })], fence(2));
+        await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "req-1", generation: 1, state: new Uint8Array([2]) }, fence(2));
+        await store.appendHistory([entry(tenant, conv, { requestId: "req-2" })], fence(1, "req-2"));
+        expect(await store.listHistory(tenant, conv)).toHaveLength(3);
+        expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([2]);
+      });
+
+      it("never lowers the epoch: a stale claim reports false and changes nothing", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.claimRun(tenant, fence(3))).toBe(true);
+        expect(await store.claimRun(tenant, fence(2))).toBe(false);
+        const err = await store.appendHistory([entry(tenant, conv)], fence(2)).then(() => undefined, (e: unknown) => e);
+        expect(isStoreError(err, "fenced")).toBe(true);
+        await store.appendHistory([entry(tenant, conv)], fence(3));
+      });
+
+      it("is per tenant: another tenant's claim of the same ids fences nothing", async () => {
+        const { tenant, conv } = ids();
+        const other = `${tenant}-other`;
+        await store.claimRun(tenant, fence(1));
+        await store.claimRun(other, fence(5));
+        await store.appendHistory([entry(tenant, conv)], fence(1));
+        expect(await store.listHistory(tenant, conv)).toHaveLength(1);
+      });
+    });
+
     describe("blobs", () => {
       it("stores by SHA-256 and returns the same bytes; unknown ids are undefined", async () => {
         const { tenant } = ids();

@@ -188,6 +188,17 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(day).toMatchObject({ attempts: 2, inputTokens: 200, outputTokens: 100, costMicroUsd: 2_000, userId: "u1", model: "gpt-x" });
       });
 
+      it("refuses a row of a fenced-out owner (older epoch than the run's latest claim), in the same transaction, counting nothing", async () => {
+        const tenant = tid();
+        const e = ledgerEntry(tenant);
+        await store.claimRun(tenant, { requestId: e.requestId, generation: e.generation, epoch: 2 });
+        const err = await store.ledger.record({ ...e, epoch: 1 }).then(() => undefined, (x: unknown) => x);
+        expect(isStoreError(err, "fenced")).toBe(true);
+        expect(await store.ledger.forRequest(tenant, e.requestId)).toEqual([]);
+        expect(await store.ledger.daily(tenant)).toEqual([]);
+        expect(await store.ledger.record({ ...e, epoch: 2 })).toEqual({ inserted: true });
+      });
+
       it("keeps ids of another tenant from suppressing a row, and never shows it", async () => {
         const a = tid();
         const b = tid();

@@ -167,4 +167,33 @@ describe("worker faults (real processes)", () => {
     expect(got.slice(noticeAt + 1).some((f) => f.startsWith("text:stalled-"))).toBe(false);
     expect(paused!.exitCode()).toBeUndefined(); // it did not crash
   });
+
+  it("a worker stopped (SIGSTOP) while it awaits the provider and resumed after the takeover ended the turn stores nothing: one assistant message in Postgres", async () => {
+    c.sim.enqueue(
+      { text: ["stale ", "answer"], firstByteDelayMs: 2_000, usage: { inputTokens: 5, outputTokens: 2 } },
+      { text: ["taken ", "over"], usage: { inputTokens: 6, outputTokens: 2 } },
+    );
+    const before = c.sim.requests.length;
+    const requestId = `stop-write-${randomUUID()}`;
+    const ref = { tenantId: "default", requestId };
+    const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
+    const turn = client.runTurn({ requestId, message: runRequestMessage({ text: "answer once", conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
+    // Stop the owner once its provider request is out: the answer reaches it only after the takeover.
+    await waitFor(() => c.sim.requests.length > before, 20_000, "the first provider request");
+    const ownerName = await waitFor(() => jobOwner(c.redis, c.queuePrefix, ref, 1), 10_000, "job owner");
+    const paused = c.workers.find((w) => w.name === ownerName)!;
+    paused.signal("SIGSTOP");
+    const result = await turn;
+    expect(result.end).toEqual({ ok: true });
+    paused.signal("SIGCONT");
+    // Resumed, it handles the stale answer (history write first, then output) and is fenced.
+    await waitFor(() => logRecords(paused).some((r) => r.msg === "lost ownership of the run"), 15_000, "the resumed worker noticing it lost the run");
+    const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema: c.schema });
+    try {
+      const assistant = (await store.listHistory("default", `conv-${requestId}`)).filter((h) => h.kind === "assistant" && !h.interrupted);
+      expect(assistant.map((h) => (h.body as { text?: string }).text)).toEqual(["taken over"]);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
 import type { ProviderTarget } from "@byok/providers";
 import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState } from "@byok/protocol";
-import type { Store } from "@byok/store";
+import { isStoreError, type RunFence, type Store } from "@byok/store";
 import type { Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
@@ -98,9 +98,15 @@ export class RunContext {
     this.timers.push(t);
   }
 
+  /** What this owner's store writes carry: a stale epoch is refused by the store itself. */
+  get fence(): RunFence {
+    return { requestId: this.ref.requestId, generation: this.generation, epoch: this.epoch };
+  }
+
   /** Runs a task beside the actor loop; if it throws, the run crashes (never an unhandled rejection). */
   detach(task: Promise<void>): void {
     task.catch((err: unknown) => {
+      if (isStoreError(err, "fenced")) return this.loseOwnership({ reason: "fenced", on: "store" });
       this.crashed ??= { err };
       this.model?.controller.abort();
       this.queue.close();

@@ -110,6 +110,7 @@ async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "
       body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? e.body.injectionId ?? e.body.action ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
       interrupted: e.interrupted,
     })),
+    ctx.fence,
   );
 }
 

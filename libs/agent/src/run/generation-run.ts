@@ -1,5 +1,6 @@
 import { trace, SpanKind, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
 import { principalFromMeta, type RequestRef, type TraceCarrier } from "@byok/bus";
+import { isStoreError } from "@byok/store";
 import { step, type RunEvent } from "@byok/protocol";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telemetry";
 import { contentStore } from "../metering-content.js";
@@ -55,6 +56,12 @@ export class GenerationRun {
         const info = await bus.latestGeneration(this.ref);
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         ctx.epoch = await bus.claim(this.ref, this.generation);
+        // The store learns the new epoch before this owner writes anything: from now on the
+        // database refuses history, checkpoint and ledger writes of every earlier owner.
+        if (!(await ctx.deps.store.claimRun(this.ref.tenantId, ctx.fence))) {
+          ctx.loseOwnership({ reason: "fenced", on: "claim" });
+          return;
+        }
         ctx.principal = principalFromMeta(first?.trace);
         if (ctx.deps.content) {
           ctx.contentMode = await ctx.deps.content.modeFor(this.ref.tenantId, ctx.principal);
@@ -83,7 +90,11 @@ export class GenerationRun {
         ctx.telemetry.started(takeover);
         try {
           await this.input.pump();
-          await this.loop();
+          await this.loop().catch((err: unknown) => {
+            // A store write refused for a stale epoch: another worker owns the run now.
+            if (!isStoreError(err, "fenced")) throw err;
+            ctx.loseOwnership({ reason: "fenced", on: "store" });
+          });
           // Thrown to the dispatcher (embedded: ends the generation `internal`) or to BullMQ
           // (distributed: the job fails and is retried as a takeover).
           if (ctx.crashed) throw ctx.crashed.err;

@@ -1,5 +1,6 @@
 import { ProviderError, decideRetry, estimateTokens, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart } from "@byok/protocol";
+import { isStoreError } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo, AttemptOutcome } from "../metering.js";
 import type { RunContext } from "./context.js";
@@ -121,7 +122,10 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
         durationMs: Date.now() - startedAt,
       })
-      .catch((err: unknown) => ctx.log.error({ err }, "could not record the attempt's usage"));
+      .catch((err: unknown) => {
+        if (isStoreError(err, "fenced")) ctx.loseOwnership({ reason: "fenced", on: "ledger" });
+        else ctx.log.error({ err }, "could not record the attempt's usage");
+      });
   }
 }
 
@@ -196,6 +200,7 @@ export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarg
   return {
     ref: ctx.ref,
     generation: ctx.generation,
+    epoch: ctx.epoch,
     conversationId: run.conversationId,
     modelCallId,
     attempt,

@@ -7,6 +7,7 @@
 import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db.js";
+import { assertFence } from "../fence.js";
 import { usageDaily, usageLedger } from "../schema.js";
 import type { AttemptOutcome, CredentialsSource, DailyOutcomes, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
 
@@ -14,6 +15,7 @@ export function createLedgerRepository(db: Db): LedgerRepository {
   return {
     async record(e, at) {
       return db.transaction(async (tx) => {
+        if (e.epoch !== undefined) await assertFence(tx, e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
         const inserted = await tx
           .insert(usageLedger)
           .values({

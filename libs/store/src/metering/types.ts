@@ -62,6 +62,8 @@ export interface LedgerEntry extends TokenCounts {
   ttftMs: number | undefined;
   durationMs: number;
   outcome: AttemptOutcome;
+  /** The recording owner's fencing epoch: refused (StoreError "fenced") if the run was claimed since. */
+  epoch?: number;
 }
 
 export interface LedgerRow extends LedgerEntry {

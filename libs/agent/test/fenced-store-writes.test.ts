@@ -1,0 +1,67 @@
+// A paused owner resuming after a takeover cannot write Postgres: its history (and ledger)
+// writes carry its fencing epoch and the store refuses them. The pause is modelled exactly:
+// the first owner's snapshot save (its provider call started, no output yet) reaches the bus, but the owner sees
+// the reply only after a second owner claimed the run and finished the turn (as after
+// SIGSTOP/SIGCONT), by which time its provider stream has delivered the rest of the answer —
+// so its next step records the stale answer before any bus write could tell it was fenced.
+import { create, toBinary } from "@bufbuild/protobuf";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMemoryBus, type Bus } from "@byok/bus";
+import { createStore, type Store } from "@byok/store";
+import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { AgentClientMessageSchema } from "@byok/wire";
+import { ackKv, testEngine } from "./engine-fixture.js";
+
+describe("store writes of a fenced-out owner", () => {
+  let sim: Simulator;
+  let bus: Bus;
+  let store: Store;
+  beforeAll(async () => {
+    sim = await startSimulator();
+    bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
+    store = await createStore({ driver: "pglite" });
+  });
+  afterAll(async () => {
+    await bus.close();
+    await store.close();
+    await sim.close();
+  });
+
+  it("are refused: one assistant message for the pass, the new owner's", async () => {
+    sim.enqueue(
+      { text: ["stale-a ", "stale-b"], chunkDelayMs: 100, usage: { inputTokens: 5, outputTokens: 2 } },
+      { text: ["re-run"], usage: { inputTokens: 6, outputTokens: 1 } },
+    );
+    const ref = { tenantId: "t", requestId: "fenced-writes" };
+    const msg = runRequestMessage({ text: "answer once", conversationId: "c-fenced", modelId: "m" });
+    await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+    const stopAcks = ackKv(bus, ref);
+
+    // The first owner's bus: the snapshot saved inside its provider call is written, its reply held.
+    let resume!: () => void;
+    const resumed = new Promise<void>((r) => (resume = r));
+    const pausedBus: Bus = {
+      ...bus,
+      saveSnapshot: async (...args) => {
+        const r = await bus.saveSnapshot(...args);
+        const snap = JSON.parse(new TextDecoder().decode(args[3])) as { state: { phase: string } };
+        if (snap.state.phase === "model_call") await resumed;
+        return r;
+      },
+    };
+    const first = testEngine(sim, pausedBus, store).runGeneration(ref, 1);
+    // The whole stale answer reached the first owner while it waits on its append.
+    await sim.waitForEnd(0);
+
+    await testEngine(sim, bus, store).runGeneration(ref, 1); // the takeover finishes the turn
+    expect((await bus.readOutput(ref, 1, 0, 1000)).end).toEqual({ ok: true });
+    resume(); // SIGCONT: the first owner goes on with the stale answer
+    await first;
+    stopAcks();
+
+    const assistant = (await store.listHistory("t", "c-fenced")).filter((h) => h.kind === "assistant" && !h.interrupted);
+    expect(assistant.map((h) => (h.body as { text?: string }).text)).toEqual(["re-run"]);
+    // The interrupted first attempt is on the ledger once, recorded by the new owner.
+    expect(sim.requests).toHaveLength(2);
+  });
+});
