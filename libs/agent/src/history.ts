@@ -1,6 +1,25 @@
 import type { ChatItem, ReasoningPart, ToolCallPart } from "@byok/providers";
 import type { HistoryEntry } from "@byok/store";
 
+/** Which requests' stored history a run may use: the client's turns, and the run itself. */
+export interface ClientTurns {
+  /** Request ids of the turns the client's conversation_state lists (resolved from their blobs). */
+  readonly requestIds: ReadonlySet<string>;
+  readonly current: { requestId: string; generation: number };
+}
+
+/**
+ * The stored history of the turns the client's conversation still has (docs/architecture.md
+ * "History"): entries of requests its conversation_state lists, and the current run's own.
+ * A restored checkpoint or an edited message leaves the discarded turns out; `undefined` (a
+ * run_request whose state lists no turns) keeps the stored conversation as it is.
+ */
+export function historyOfClientTurns(entries: readonly HistoryEntry[], turns: ClientTurns | undefined): HistoryEntry[] {
+  if (!turns) return [...entries];
+  const { requestIds, current } = turns;
+  return entries.filter((e) => requestIds.has(e.requestId) || (e.requestId === current.requestId && e.generation === current.generation));
+}
+
 /**
  * Provider-neutral conversation from stored history. Entries marked interrupted (output of a
  * cut pass the client saw) are left out: the re-run starts from the last durable point.

@@ -71,3 +71,16 @@ export function importedHistory(turns: readonly Uint8Array[], have: BlobStore): 
   }
   return out;
 }
+
+/**
+ * The request id of each turn the client's conversation_state lists, in order (undefined for a
+ * turn whose bytes are not at hand or that is not an agent turn). The stored history of those
+ * requests is what the client's conversation holds (docs/architecture.md "History").
+ */
+export function turnRequestIds(turns: readonly Uint8Array[], have: BlobStore): (string | undefined)[] {
+  return turns.map((t) => {
+    const bytes = deref(t, have);
+    const turn = bytes && parse(() => fromBinary(ConversationTurnStructureSchema, bytes));
+    return turn?.turn.case === "agentConversationTurn" && turn.turn.value.requestId ? turn.turn.value.requestId : undefined;
+  });
+}

@@ -6,6 +6,7 @@ import type { Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
 import type { ContentMode, RunContent } from "../metering-content.js";
+import type { ClientTurns } from "../history.js";
 import { RunTelemetry } from "./telemetry.js";
 import type { RunEngineDeps } from "../ports.js";
 
@@ -70,6 +71,8 @@ export class RunContext {
 
   /** Whether this run already marked itself its conversation's current run. */
   conversationMarked = false;
+  /** The client's turns (conversation_state), resolved on the run's first pass (client-turns.ts). */
+  clientTurns: Promise<ClientTurns | undefined> | undefined;
 
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly releases: (() => void)[] = [];

@@ -6,6 +6,7 @@ import type { AttemptInfo, AttemptOutcome } from "../metering.js";
 import type { RunContext } from "./context.js";
 import type { PromptContent } from "./telemetry.js";
 import { checkSuperseded } from "./watchdogs.js";
+import { conversationHistory } from "./client-turns.js";
 
 interface PassCall {
   modelCallId: string;
@@ -45,7 +46,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
     ctx.push({ type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } });
     return;
   }
-  const history = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId);
+  const history = await conversationHistory(ctx, run);
   const pass = passRequest(ctx.state, history, {
     attempt,
     contextWindow: target.contextWindow,
@@ -174,7 +175,7 @@ async function compactAfterRefusal(ctx: RunContext, target: ProviderTarget, refu
   const run = ctx.state.run;
   if (!run || ctx.state.compactedInTurn || ctx.state.compacting || run.kind === "summarize") return false;
   const window = Math.min(target.contextWindow ?? DEFAULT_CONTEXT_WINDOW, refusedTokens);
-  const history = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId);
+  const history = await conversationHistory(ctx, run);
   const coversBeforeSeq = overflowCut(history, window, target.model);
   if (coversBeforeSeq === undefined) return false;
   ctx.log.warn({ provider: target.kind, window, refusedTokens }, "the provider refused the pass as too long; compacting and retrying once");
