@@ -2,7 +2,7 @@ import type { RunStateSnapshot } from "@byok/protocol";
 import type { HeldContent } from "./metering-content.js";
 
 /**
- * The durable part of a live run that the next owner needs after a takeover (ARCHITECTURE.md
+ * The durable part of a live run that the next owner needs after a takeover (docs/architecture.md
  * property 5), saved to the bus after every batch of events, fenced by epoch: the state
  * machine's snapshot plus the engine's cursors (and an ephemeral run's own history). The run
  * request itself is re-read from the input entry at `runRequestIndex`.

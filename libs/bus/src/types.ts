@@ -91,7 +91,7 @@ export interface Bus {
   // ---- ingress: BidiAppend -------------------------------------------------------------
 
   /**
-   * The append_seqno gate (PROTOCOL.md), atomic per request: seqno == next is delivered,
+   * The append_seqno gate (docs/protocol.md), atomic per request: seqno == next is delivered,
    * larger is buffered (up to `window` ahead), smaller is a duplicate; seqno ≤ 0 is delivered
    * without ordering. When the latest generation has ended (or none exists), seqno 1 (or a
    * seqno ≤ 0 append) starts a new generation. Resolves once the outcome is durable.
@@ -149,7 +149,7 @@ export interface Bus {
 
   /**
    * Marks `runKey` as the conversation's current run (a new run_request supersedes older live
-   * runs of its conversation, PROTOCOL.md). The mark expires after `ttlMs` unless refreshed.
+   * runs of its conversation, docs/protocol.md). The mark expires after `ttlMs` unless refreshed.
    */
   markConversationRun(tenantId: string, conversationId: string, runKey: string, ttlMs: number): Promise<void>;
   /** The conversation's current run, if any. */
@@ -157,7 +157,7 @@ export interface Bus {
 
   /**
    * Shares a prewarmed request's prepared state with the conversation for `ttlMs`, so a
-   * run_request on another request id of that conversation can reuse it (PROTOCOL.md "Prewarm").
+   * run_request on another request id of that conversation can reuse it (docs/protocol.md "Stream behaviour").
    */
   savePrewarm(tenantId: string, conversationId: string, data: Uint8Array, ttlMs: number): Promise<void>;
   /** Takes (gets and deletes, atomically) the conversation's shared prewarm, if any. */

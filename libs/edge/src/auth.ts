@@ -1,4 +1,4 @@
-/** Who a request belongs to. Every bus lookup is scoped by the tenant (ARCHITECTURE.md property 9). */
+/** Who a request belongs to. Every bus lookup is scoped by the tenant (docs/architecture.md property 9). */
 export interface Principal {
   tenantId: string;
   userId: string | undefined;

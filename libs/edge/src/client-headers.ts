@@ -1,4 +1,4 @@
-/** The Cursor client headers the gateway understands (PROTOCOL.md "What a real Cursor agent client sends"). */
+/** The Cursor client headers the gateway understands (docs/protocol.md "Client calls"). */
 export interface ClientHeaders {
   requestId: string | undefined;
   originalRequestId: string | undefined;

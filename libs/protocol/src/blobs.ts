@@ -6,7 +6,7 @@ import {
 } from "@byok/wire";
 
 /**
- * Content-addressed conversation blobs (PROTOCOL.md "Checkpoint layout"): id = SHA-256 of the
+ * Content-addressed conversation blobs (docs/protocol.md "Checkpoint layout"): id = SHA-256 of the
  * blob's serialized bytes (32 raw bytes). Pure computation, no I/O.
  */
 export function blobId(bytes: Uint8Array): Uint8Array {

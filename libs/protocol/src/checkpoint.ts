@@ -17,7 +17,7 @@ export interface TurnView {
 
 /**
  * The checkpoint after `base` (the client's conversation_state) plus the current turn, and the
- * blobs it references (PROTOCOL.md "Checkpoint layout"). `pendingToolCalls` lists calls the
+ * blobs it references (docs/protocol.md "Checkpoint layout"). `pendingToolCalls` lists calls the
  * client still has to answer.
  */
 export function buildCheckpoint(

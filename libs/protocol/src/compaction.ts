@@ -2,8 +2,8 @@ import type { RunStart } from "./run-request.js";
 import type { Effect, RunState } from "./run-types.js";
 import { gated } from "./transition.js";
 
-/** Automatic compaction's pre_compact hook (PROTOCOL.md "Hooks"). */
-/** Whether the client declared a pre-compaction hook (PROTOCOL.md "Hooks": `pre_compact`). */
+/** Automatic compaction's pre_compact hook (docs/protocol.md "Bridges"). */
+/** Whether the client declared a pre-compaction hook (docs/protocol.md "Bridges": `pre_compact`). */
 export function declaresPreCompact(run: RunStart | undefined): boolean {
   return (run?.hookSteps ?? []).some((h) => h.replace(/[_-]/g, "").toLowerCase() === "precompact");
 }

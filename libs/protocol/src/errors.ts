@@ -3,7 +3,7 @@ import { CustomErrorDetailsSchema, ErrorDetails_Error, ErrorDetailsSchema, type 
 import type { ProviderError } from "@byok/providers";
 
 /**
- * The gateway's closed catalogue of ways a stream can end badly (PROTOCOL.md "Ending a stream").
+ * The gateway's closed catalogue of ways a stream can end badly (docs/protocol.md "Ending a stream").
  * Each maps to one Connect code and one aiserver.v1.ErrorDetails.Error.
  */
 export type RunErrorKind =

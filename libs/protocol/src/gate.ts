@@ -7,7 +7,7 @@ import { frames } from "./frames.js";
 /**
  * The output gate: frames leave in the order the run produced them, and a checkpoint holds
  * everything behind it until the client has acknowledged every blob it references
- * (PROTOCOL.md "Bridges: KV": set_blob_args → set_blob_result, then the checkpoint).
+ * (docs/protocol.md "Bridges": set_blob_args → set_blob_result, then the checkpoint).
  * KV requests themselves pass at once (the client must see them to acknowledge). A checkpoint
  * whose acknowledgements do not arrive in time is skipped and what follows it goes on.
  * Pure: every function returns the next gate and the effects to carry out.

@@ -10,7 +10,7 @@ import type { HistoryRecord } from "./run-types.js";
  */
 export type BlobStore = ReadonlyMap<string, Uint8Array>;
 
-/** Keeps only blobs whose bytes hash to their id (PROTOCOL.md: verify SHA-256 before trusting). */
+/** Keeps only blobs whose bytes hash to their id (docs/protocol.md: verify SHA-256 before trusting). */
 export function verifiedBlobs(blobs: readonly { id: Uint8Array; value: Uint8Array }[]): { have: Map<string, Uint8Array>; rejected: number } {
   const have = new Map<string, Uint8Array>();
   let rejected = 0;

@@ -4,7 +4,7 @@ import type { Effect, RunState } from "./run-types.js";
 import { backgroundCall, cancelSubagent, onBackgroundCompletions } from "./tool-loop.js";
 import { gated, ignored, toolStep } from "./transition.js";
 
-/** A top-level conversation_action on a live run: acts on it, supersedes nothing (PROTOCOL.md). */
+/** A top-level conversation_action on a live run: acts on it, supersedes nothing (docs/protocol.md). */
 export function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "conversation_action" }>["action"]): { state: RunState; effects: Effect[] } {
   const a = action.action;
   switch (a.case) {

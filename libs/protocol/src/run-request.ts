@@ -61,7 +61,7 @@ function credentialsOf(m: RequestedModel | ModelDetails): ClientCredentials | un
 
 /**
  * Reads a run_request. `requested_model` wins over the legacy `model_details` for the model id,
- * parameters and credentials (PROTOCOL.md; README "Model routing").
+ * parameters and credentials (docs/protocol.md; README "Model routing").
  */
 export function readRunStart(req: AgentRunRequest, requestId: string): RunStart {
   const action = req.action?.action;

@@ -10,7 +10,7 @@ import { startShell, planToolCall, type EditState } from "./tools/index.js";
 import { toolContextOf, type Bridge, type PendingTool, type ToolLoop } from "./tool-loop.js";
 
 /**
- * The durable, JSON-safe form of a live run's state (ARCHITECTURE.md property 5): what a new
+ * The durable, JSON-safe form of a live run's state (docs/architecture.md property 5): what a new
  * owner needs after a takeover. Protobuf values travel as base64 binary. The run request is
  * not copied (the engine re-reads it from input); output held behind a checkpoint is not
  * either (it was never appended, the new owner re-produces what matters: the held end).

@@ -11,7 +11,7 @@ import {
 } from "./tools/index.js";
 
 /**
- * The tool phase of a run (PROTOCOL.md "Bridges"): the tool calls of one model pass, each
+ * The tool phase of a run (docs/protocol.md "Bridges"): the tool calls of one model pass, each
  * planned by the pure tool layer, sent to the client through the exec or interaction bridge
  * (or resolved by the server), and completed from the client's answers. When every call of
  * the pass is done, the next model pass starts with the results in history.

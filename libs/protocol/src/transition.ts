@@ -113,7 +113,7 @@ export function endInterrupted(
   if (opts.abort) drafts.push({ type: "abort_model_call" });
   let steps = s.steps;
   if (s.phase === "tools") {
-    // Pending client executions are aborted (PROTOCOL.md "Ending a stream") and answered in history.
+    // Pending client executions are aborted (docs/protocol.md "Ending a stream") and answered in history.
     drafts.push(...abortPendingExecs(s));
     const r = interruptPendingCalls(s, opts.interruptedBy, opts.resolutions ?? []);
     steps = [...steps, ...r.steps];

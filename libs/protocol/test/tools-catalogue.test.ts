@@ -13,7 +13,7 @@ const AGENT = [
   "Task", "TodoWrite", "AskQuestion", "SwitchMode", "WebSearch", "WebFetch", ...MCP, ...DIRECT,
 ];
 
-describe("toolsFor: tools per mode (PROTOCOL.md)", () => {
+describe("toolsFor: tools per mode (docs/protocol.md)", () => {
   it("agent and multitask offer the full agent set plus direct MCP tools", () => {
     expect(names(ctx())).toEqual(AGENT);
     expect(names(ctx({ mode: AgentMode.MULTITASK }))).toEqual(AGENT);

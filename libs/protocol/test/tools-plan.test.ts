@@ -10,7 +10,7 @@ function refusedText(p: ToolPlan): string {
   return p.outcome.modelText;
 }
 
-describe("planToolCall: exec branches (PROTOCOL.md Bridges mapping)", () => {
+describe("planToolCall: exec branches (docs/protocol.md, Bridges)", () => {
   it("Read → read_args + read_tool_call", () => {
     const p = asExec(planToolCall(call("Read", { path: "src/a.ts", offset: 10, limit: 20 }), ctx()));
     expect(p.streaming).toBe(false);

@@ -97,7 +97,7 @@ export interface ModelCallRequest {
   signal: AbortSignal;
 }
 
-/** Exact usage of one pass, normalized (see docs/usage.md): input excludes cache reads and writes; reasoning counted inside output. */
+/** Exact usage of one pass, normalized (see libs/providers/README.md "Usage normalization"): input excludes cache reads and writes; reasoning counted inside output. */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;

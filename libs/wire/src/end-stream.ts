@@ -14,7 +14,7 @@ export type EndStream =
   | { ok: false; code: ConnectCodeName; message: string; errorDetails: ErrorDetails[] };
 
 /**
- * Parses the JSON payload of an end-stream envelope (PROTOCOL.md "Ending a stream").
+ * Parses the JSON payload of an end-stream envelope (docs/protocol.md "Ending a stream").
  * Details of other types are skipped; `aiserver.v1.ErrorDetails` values (base64, padding optional)
  * are decoded.
  */

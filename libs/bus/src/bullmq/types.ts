@@ -18,7 +18,7 @@ export interface RunQueueSettings {
   name: string;
   /**
    * BullMQ key prefix: one hash tag such as `{byok}`, so every key of the queue lives in one
-   * Redis Cluster slot (ARCHITECTURE.md property 8). Tests use a unique tag each.
+   * Redis Cluster slot (docs/architecture.md property 8). Tests use a unique tag each.
    */
   prefix: string;
 }

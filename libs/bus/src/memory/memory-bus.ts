@@ -66,7 +66,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
     timers.add(t);
   };
 
-  // Idle sequence state is dropped (PROTOCOL.md: about 10 minutes); live generations are kept.
+  // Idle sequence state is dropped (docs/protocol.md: about 10 minutes); live generations are kept.
   const sweep = setInterval(() => {
     const now = Date.now();
     for (const [k, r] of requests) {

@@ -3,7 +3,7 @@ import type { RequestRef } from "../types.js";
 /**
  * Key layout of the Redis bus. Every key of one request (and its wake channel) carries the
  * hash tag `{<tenant>:<request>}`, so all of them live in one Redis Cluster slot and every
- * script runs in that slot (ARCHITECTURE.md property 8). The tenant is part of the tag and
+ * script runs in that slot (docs/architecture.md property 8). The tenant is part of the tag and
  * of every key: a request id is only ever looked up inside its tenant (property 9).
  *
  * Ids are escaped before they enter the tag: `%`, `{`, `}` and `:` become `%25`, `%7B`,

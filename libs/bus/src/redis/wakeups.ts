@@ -10,7 +10,7 @@ interface ChannelListeners {
 
 /**
  * Multiplexes every watch()/watchInput() of one bus instance over ONE subscriber connection
- * (ARCHITECTURE.md property 6): one SUBSCRIBE per request channel with local listeners,
+ * (docs/architecture.md property 6): one SUBSCRIBE per request channel with local listeners,
  * reference-counted (UNSUBSCRIBE when the last local listener leaves).
  *
  * Wake-ups carry nothing; readers re-read after each one. Two moments wake every listener of a

@@ -6,7 +6,7 @@ import type { AwaitShellPlan, ToolOutcome } from "./types.js";
 
 /**
  * What the engine observed while waiting for a background shell (AwaitShell has no exec
- * branch; PROTOCOL.md "Tools per mode"). `output` is the shell's recent output, if known.
+ * branch; docs/protocol.md "Tools per mode"). `output` is the shell's recent output, if known.
  */
 export type AwaitShellStatus =
   | { kind: "completed"; exitCode?: number; runtimeMs: number; output?: string; regexMatch?: string; outputFilePath?: string }

@@ -7,7 +7,7 @@ import type { ToolContext } from "./types.js";
 
 /**
  * Whether a built-in tool is offered in this context: it belongs to the mode's set
- * (PROTOCOL.md "Tools per mode"), the web tools are enabled by policy, and MCP tools exist
+ * (docs/protocol.md "Tools per mode"), the web tools are enabled by policy, and MCP tools exist
  * only when the run declared MCP tools.
  */
 export function isToolOffered(name: BuiltinToolName, ctx: ToolContext): boolean {

@@ -9,7 +9,7 @@ import type { EditToolInput } from "./specs.js";
 import type { EditPlan, ExecRequest, ExecResult, ToolOutcome } from "./types.js";
 
 /**
- * The string-replace Edit as a pure sub-machine (PROTOCOL.md "Bridges": read → apply →
+ * The string-replace Edit as a pure sub-machine (docs/protocol.md "Bridges": read → apply →
  * `write_args` → read back):
  *
  *   reading ──read ok, applied──▶ writing ──write ok──▶ reading_back ──read──▶ done

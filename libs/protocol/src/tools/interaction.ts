@@ -25,7 +25,7 @@ export function expectedResponseCase(query: InteractionRequest): InteractionResu
 
 /**
  * Completes an interaction. A response whose branch does not answer the query is a
- * `mismatch` (PROTOCOL.md: an error, not an answer): the engine decides whether to keep
+ * `mismatch` (docs/protocol.md: an error, not an answer): the engine decides whether to keep
  * waiting or fail the call (e.g. `toolErrorOutcome(plan, message)`).
  * Approved WebFetch → `exec` (send `fetch_args`); approved WebSearch → `web_search` (run the backend).
  */

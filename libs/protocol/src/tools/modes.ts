@@ -2,7 +2,7 @@ import { AgentMode } from "@byok/wire";
 import { TOOL, type BuiltinToolName } from "./names.js";
 
 /**
- * Which built-in tools each mode offers (PROTOCOL.md "Tools per mode"). Order is the order the
+ * Which built-in tools each mode offers (docs/protocol.md "Tools per mode"). Order is the order the
  * model sees. MCP tools and the web tools are further filtered by the catalogue (see
  * `catalogue.ts`): MCP tools only exist when the run declared MCP tools, and the web tools
  * only when policy enables them.
@@ -34,7 +34,7 @@ const DEBUG_SET: readonly BuiltinToolName[] = AGENT_SET.filter((t) => t !== TOOL
 
 /**
  * The tool set a wire mode uses. AGENT, MULTITASK and UNSPECIFIED use the agent set; so do
- * TRIAGE, PROJECT and CUSTOM, whose tool sets PROTOCOL.md does not define (the client still
+ * TRIAGE, PROJECT and CUSTOM, whose tool sets docs/protocol.md does not define (the client still
  * asks the user before it runs anything that needs approval).
  */
 export function modeKind(mode: AgentMode): ModeKind {

@@ -1,6 +1,6 @@
 /**
  * The model-visible names of the gateway's built-in tools. The names are the gateway's
- * choice (PROTOCOL.md "Tools per mode"): the model sees them, the Cursor client never does
+ * choice (docs/protocol.md "Tools per mode"): the model sees them, the Cursor client never does
  * (it sees exec branches, interaction queries and `ToolCall` variants).
  */
 export const TOOL = {

@@ -33,7 +33,7 @@ function subagentType(name: string | undefined): SubagentType {
 
 /**
  * Task → `subagent_args`. In ask and plan modes the subagent is forced read-only (those modes
- * never change files). The client runs the subagent as its own request (PROTOCOL.md).
+ * never change files). The client runs the subagent as its own request (docs/protocol.md).
  */
 export function planTask(callId: string, toolName: string, a: TaskToolInput, ctx: ToolContext): ExecPlan {
   const kind = modeKind(ctx.mode);

@@ -10,7 +10,7 @@ import type {
 import type { ExecPlan } from "./types.js";
 
 /**
- * Exec plans of the file and search tools (PROTOCOL.md "Bridges" mapping). Each builder takes
+ * Exec plans of the file and search tools (docs/protocol.md "Bridges"). Each builder takes
  * validated model arguments and returns the exec branch plus the `ToolCall` for
  * `tool_call_started`; `tool_call_id` is set in every args message that has one.
  */

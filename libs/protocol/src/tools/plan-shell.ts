@@ -66,7 +66,7 @@ export function planForceBackgroundShell(callId: string, toolName: string, a: Fo
   };
 }
 
-/** AwaitShell: no exec branch (PROTOCOL.md); the engine waits and calls `completeAwaitShell`. */
+/** AwaitShell: no exec branch (docs/protocol.md); the engine waits and calls `completeAwaitShell`. */
 export function planAwaitShell(callId: string, toolName: string, a: AwaitShellToolInput): AwaitShellPlan {
   const blockUntilMs = a.block_until_ms ?? DEFAULT_AWAIT_BLOCK_MS;
   const args = create(AwaitArgsSchema, { taskId: String(a.shell_id), blockUntilMs, regex: a.pattern });

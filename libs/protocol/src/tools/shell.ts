@@ -7,7 +7,7 @@ import { formatShellOutput, renderShellResult } from "./shell-render.js";
 import type { ExecPlan, ToolOutcome } from "./types.js";
 
 /**
- * Aggregation of one `shell_stream` (PROTOCOL.md "Bridges"): start, stdout, stderr, exit,
+ * Aggregation of one `shell_stream` (docs/protocol.md "Bridges"): start, stdout, stderr, exit,
  * rejected, permission_denied, backgrounded (and sandbox_unsupported, hook_context).
  *
  * Guarantees:

@@ -123,5 +123,5 @@ export type InteractionCompletion =
   | { kind: "exec"; plan: ExecPlan }
   /** Approved WebSearch: run the configured search backend, then `completeWebSearch`. */
   | { kind: "web_search"; args: WebSearchArgs }
-  /** The response's branch does not answer the query: a protocol error (PROTOCOL.md "Bridges"). */
+  /** The response's branch does not answer the query: a protocol error (docs/protocol.md "Bridges"). */
   | { kind: "mismatch"; mismatch: true; message: string };

@@ -16,7 +16,7 @@ export class AnthropicUsageAccumulator {
   }
 
   /**
-   * Normalized usage (docs/usage.md): Anthropic's `input_tokens` already excludes cache reads
+   * Normalized usage (libs/providers/README.md "Usage normalization"): Anthropic's `input_tokens` already excludes cache reads
    * (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`); output includes
    * thinking; Anthropic does not report thinking tokens separately, so reasoningTokens is 0.
    */

@@ -2,7 +2,7 @@ import type { Usage } from "../types.js";
 import { count, isRecord } from "../shared/usage.js";
 
 /**
- * Normalizes a Chat Completions `usage` object (docs/usage.md):
+ * Normalizes a Chat Completions `usage` object (libs/providers/README.md "Usage normalization"):
  * input = prompt_tokens − cached (cached from `prompt_tokens_details.cached_tokens`, or
  * DeepSeek's `prompt_cache_hit_tokens`); output = completion_tokens (reasoning included, as
  * OpenAI reports it); reasoning = `completion_tokens_details.reasoning_tokens` or 0.

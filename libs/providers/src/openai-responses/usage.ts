@@ -2,7 +2,7 @@ import type { Usage } from "../types.js";
 import { count, isRecord } from "../shared/usage.js";
 
 /**
- * Normalizes a Responses `usage` object (docs/usage.md): `input_tokens` counts every input
+ * Normalizes a Responses `usage` object (libs/providers/README.md "Usage normalization"): `input_tokens` counts every input
  * token, so input = input_tokens − cached_tokens − cache_write_tokens; output = output_tokens
  * (reasoning included, as OpenAI reports it); reasoning = output_tokens_details.reasoning_tokens.
  */

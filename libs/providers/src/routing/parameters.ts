@@ -6,7 +6,7 @@ export interface ModelParameter {
   value: string;
 }
 
-/** Parameter ids that mean "thinking effort" (PROTOCOL.md "Model parameters": `thinking_effort` and common synonyms). */
+/** Parameter ids that mean "thinking effort" (docs/protocol.md "Model parameters": `thinking_effort` and common synonyms). */
 const EFFORT_IDS = new Set(["thinking_effort", "reasoning_effort", "reasoning", "thinking", "effort"]);
 
 const EFFORT_VALUES: Readonly<Record<string, ReasoningEffort>> = {

@@ -68,7 +68,7 @@ export interface RouteRequest {
 }
 
 /**
- * Why no target could be produced. Suggested end-stream mapping (PROTOCOL.md):
+ * Why no target could be produced. Suggested end-stream mapping (docs/protocol.md):
  * `no_route` → invalid_argument + ERROR_BAD_MODEL_NAME; `base_url_refused` →
  * permission_denied + ERROR_CUSTOM_MESSAGE; `no_credentials` → failed_precondition +
  * ERROR_BAD_USER_API_KEY (client source) or ERROR_PROVIDER_ERROR (gateway configuration).

@@ -89,7 +89,7 @@ export interface CursorClient {
   runSse(requestId: string, opts?: RunSseOptions): Promise<RunSseResponse>;
   /** Opens RunSSE and reads it to its end. */
   collect(requestId: string, opts?: RunSseOptions): Promise<CollectResult & { status: number; httpError?: ConnectErrorBody }>;
-  /** Opens RunSSE, appends `message` without waiting (PROTOCOL.md), answers queries via `onMessage`, reads to the end. */
+  /** Opens RunSSE, appends `message` without waiting (docs/protocol.md), answers queries via `onMessage`, reads to the end. */
   runTurn(opts: RunTurnOptions): Promise<RunTurnResult>;
 }
 

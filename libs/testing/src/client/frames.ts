@@ -23,7 +23,7 @@ export class StreamProtocolError extends Error {
   override readonly name = "StreamProtocolError";
 }
 
-/** The body closed without an end-stream frame: never a success (PROTOCOL.md "Ending a stream"). */
+/** The body closed without an end-stream frame: never a success (docs/protocol.md "Ending a stream"). */
 export class StreamTruncatedError extends Error {
   override readonly name = "StreamTruncatedError";
   constructor(readonly items: number, readonly pendingBytes: number) {

@@ -15,7 +15,7 @@ export interface CursorIdentity {
 }
 
 /**
- * The headers a real Cursor client sends on both calls (PROTOCOL.md): `x-request-id` = the
+ * The headers a real Cursor client sends on both calls (docs/protocol.md): `x-request-id` = the
  * BidiRequestId, `x-original-request-id` (default: the request id), client type/version,
  * `x-cursor-streaming: true`, `x-ghost-mode`, `authorization`, `x-blob-encryption-key`.
  */

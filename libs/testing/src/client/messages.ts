@@ -28,7 +28,7 @@ export interface RunRequestInit {
   messageId?: string;
   /** Default `AgentMode.AGENT`. */
   mode?: AgentMode;
-  /** Omitted: the gateway serves the model from its own route table (PROTOCOL.md "minimal run_request"). */
+  /** Omitted: the gateway serves the model from its own route table (docs/protocol.md "Client calls"). */
   credentials?: ClientCredentials;
   /** `RequestedModel.parameters`, e.g. `{ thinking_effort: "high" }`. */
   parameters?: Record<string, string>;

@@ -1,5 +1,5 @@
 --[[
-  append-input: the append_seqno gate of one request (PROTOCOL.md "Ordering and identity"),
+  append-input: the append_seqno gate of one request (docs/protocol.md "Ordering and identity"),
   atomic in the request's slot. Same semantics as the memory bus's appendInput.
 
   Steps

@@ -1,6 +1,6 @@
 --[[
   append-output: appends frames to one generation's output stream, all or none, fenced by
-  the owner's epoch (ARCHITECTURE.md property 3) and capped (property 7).
+  the owner's epoch (docs/architecture.md property 3) and capped (property 7).
 
   Steps
     1. Fence: the generation must exist (1 <= generation <= latest) and its epoch key must

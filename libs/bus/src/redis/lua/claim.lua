@@ -1,5 +1,5 @@
 --[[
-  claim: takes ownership of a generation by bumping its epoch (ARCHITECTURE.md property 3).
+  claim: takes ownership of a generation by bumping its epoch (docs/architecture.md property 3).
   Every earlier epoch is fenced from the moment this returns, because append-output,
   end-output and save-snapshot compare the epoch in the same atomic step as their write.
 
