@@ -84,6 +84,7 @@ describe("chaos soak (real processes)", () => {
     };
 
     let kills = 0;
+    const respawns: Promise<void>[] = [];
     const chaos = (async () => {
       for (let k = 0; k < KILLS; k++) {
         // Kill only while turns stream: after some frames, and never after the last turn ended.
@@ -91,8 +92,14 @@ describe("chaos soak (real processes)", () => {
         while (progress < from + 2 * TURNS && ended < TURNS) await new Promise((ok) => setTimeout(ok, 50));
         if (ended === TURNS) break;
         // Alternating, a worker first, then an ingress; the worker running a live turn when there is one.
-        const kind = k % 2 === 0 ? "workers" : "ingress";
+        const preferred = k % 2 === 0 ? "workers" : "ingress";
+        // Keep one of each kind alive while the victim's replacement starts.
+        const kind = live[preferred].length >= 2 ? preferred : preferred === "workers" ? "ingress" : "workers";
         const pool = live[kind];
+        if (pool.length < 2) {
+          await new Promise((ok) => setTimeout(ok, 200));
+          continue;
+        }
         let at = Math.floor(Math.random() * pool.length);
         if (kind === "workers") {
           const live1 = [...liveTurns][0];
@@ -104,11 +111,13 @@ describe("chaos soak (real processes)", () => {
         victim.signal("SIGKILL");
         await victim.exited;
         kills++;
-        pool.push(await c.spawn(kind === "workers" ? "worker" : "ingress"));
+        // Restarted in the background, so the next kill does not wait for it.
+        respawns.push(c.spawn(kind === "workers" ? "worker" : "ingress").then((p) => void pool.push(p)));
       }
     })();
     const turns = await Promise.all(prompts.map((_, i) => new Promise<void>((ok) => setTimeout(ok, i * 150)).then(() => turn(i))));
     await chaos;
+    await Promise.all(respawns);
 
     let frames = 0;
     for (const t of turns) {
