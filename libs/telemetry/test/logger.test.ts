@@ -132,6 +132,10 @@ describe("scrubSecrets / scrubText", () => {
     expect(scrubText(`Authorization: Bearer ${BEARER}`)).toBe(`Authorization: Bearer ${REDACTED}`);
     expect(scrubText(`id ${AWS_ID}.`)).toBe(`id ${REDACTED}.`);
     expect(scrubText("input_tokens 12, sk-short")).toBe("input_tokens 12, sk-short");
+    // Session tokens (JWTs) anywhere in a text, not only after "Bearer".
+    const jwt = "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIn0.eyJ0aWQiOiJhY21lIiwic3ViIjoiYWNtZS9rZXkveCJ9.c2lnbmF0dXJlLWJ5dGVz";
+    expect(scrubText(`refresh failed for ${jwt}; retry`)).toBe(`refresh failed for ${REDACTED}; retry`);
+    expect(scrubText("version 1.2.3 of eyJ")).toBe("version 1.2.3 of eyJ");
   });
 
   it("is pure and redacts by key name", () => {
