@@ -63,6 +63,7 @@ export function compatErrorFromRun(e: RunError, modelId: string): CompatError {
     case "conversation_too_long":
       return new CompatError("invalid_request", e.message, { param: "messages", code: "context_length_exceeded" });
     case "base_url_refused":
+    case "unpriced_model":
       return new CompatError("permission", e.message);
     case "bad_client_key":
     case "bad_gateway_key":

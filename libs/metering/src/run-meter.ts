@@ -63,7 +63,7 @@ export interface MeterResult {
 
 /** The run errors this meter produces (a subset of @byok/protocol RunError). */
 export interface MeterError {
-  kind: "budget_exhausted" | "rate_limited" | "internal";
+  kind: "budget_exhausted" | "rate_limited" | "unpriced_model" | "internal";
   message: string;
 }
 
@@ -130,10 +130,15 @@ export function createRunMeter(opts: RunMeterOptions): RunMeterImpl {
         const price = toPrice(await store.prices.at(a.provider, a.upstreamModel, at));
         const estimate = estimateReservation({ inputTokens: a.estimatedInputTokens, maxOutputTokens: a.maxOutputTokens ?? defaultMaxOut }, price);
         const chargeCost = a.credentialsSource === "gateway";
+        const limits = { tenant: tenant?.limits.tenant, user: await userLimits(tenant, a.ref.tenantId, a.principal.userId) };
+        // An unpriced model would cost 0 and slip past every cost budget: refuse it instead.
+        if (chargeCost && price === undefined && (limits.tenant?.monthlyCostMicroUsd !== undefined || limits.user?.monthlyCostMicroUsd !== undefined)) {
+          return { ok: false, error: { kind: "unpriced_model", message: unpricedMessage(a.provider, a.upstreamModel) } };
+        }
         const r = await budgets.reserve({
           tenantId: a.ref.tenantId,
           userId: a.principal.userId,
-          limits: { tenant: tenant?.limits.tenant, user: await userLimits(tenant, a.ref.tenantId, a.principal.userId) },
+          limits,
           estimate: chargeCost ? estimate : { costMicroUsd: 0, tokens: estimate.tokens },
           chargeCost,
           now: at,
@@ -201,6 +206,10 @@ export function createRunMeter(opts: RunMeterOptions): RunMeterImpl {
       if (failure !== undefined) throw failure;
     },
   };
+}
+
+function unpricedMessage(provider: string, model: string): string {
+  return `The model ${model} (${provider}) has no price, and a cost budget applies to this tenant, so its cost could not be counted. An administrator must set its price (admin CLI: price set ${provider} ${model} --input <USD per M> --output <USD per M>).`;
 }
 
 function toPrice(p: Price | undefined): Price | undefined {

@@ -19,6 +19,7 @@ export type RunErrorKind =
   | "base_url_refused"
   | "output_cap"
   | "budget_exhausted"
+  | "unpriced_model"
   | "rate_limited"
   | "internal";
 
@@ -70,6 +71,7 @@ const TABLE: Record<RunErrorKind | EdgeErrorKind, { code: ConnectCodeName; error
   output_cap: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Output limit reached", retryable: false },
   budget_exhausted: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Usage budget exhausted", retryable: false },
   rate_limited: { code: "resource_exhausted", error: ErrorDetails_Error.RATE_LIMITED, title: "Rate limit reached", retryable: true },
+  unpriced_model: { code: "failed_precondition", error: ErrorDetails_Error.CUSTOM_MESSAGE, title: "Model has no price", retryable: false },
   internal: { code: "internal", error: ErrorDetails_Error.INTERNAL, title: "Gateway error", retryable: true },
   bad_request: { code: "invalid_argument", error: ErrorDetails_Error.BAD_REQUEST, title: "Invalid request", retryable: false },
   limit_exceeded: { code: "resource_exhausted", error: ErrorDetails_Error.RESOURCE_EXHAUSTED, title: "Limit exceeded", retryable: false },

@@ -234,6 +234,27 @@ describe("tenancy through the embedded gateway", () => {
     expect((await h.gw.store.ledger.forRequest("broke", own))[0]).toMatchObject({ credentialsSource: "client", costMicroUsd: 0, inputTokens: 100, outputTokens: 50 });
   });
 
+  it("refuses an unpriced model to a tenant with a cost budget: failed_precondition naming the model, no provider call", async () => {
+    const t = await tenant("budgeted", { limits: { tenant: { monthlyCostMicroUsd: 1_000_000_000 } } });
+    const route = { targets: [{ provider: "openai-chat", model: "sim-unpriced", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] };
+    expect((await admin("PUT", "/v1/tenants/budgeted/routes/unpriced-model", route)).status).toBe(200);
+    const before = h.sim.requests.length;
+    const r = await t.client.runTurn({ requestId: rid("unpriced"), message: runRequestMessage({ text: "free?", conversationId: "c-unpriced", modelId: "unpriced-model" }) });
+    expect(r.end).toMatchObject({ ok: false, code: "failed_precondition" });
+    if (r.end?.ok !== false) throw new Error("expected an error end");
+    expect(r.end.errorDetails[0]?.error).toBe(ErrorDetails_Error.CUSTOM_MESSAGE);
+    expect(r.end.message).toContain("sim-unpriced");
+    expect(r.end.message).toMatch(/price set openai-chat sim-unpriced/);
+    expect(h.sim.requests.length).toBe(before);
+
+    // Without a cost budget the same model runs (and costs 0).
+    const free = await tenant("no-budget");
+    await admin("PUT", "/v1/tenants/no-budget/routes/unpriced-model", route);
+    h.sim.enqueue({ text: "free", usage: { inputTokens: 3, outputTokens: 1 } });
+    const ok = await free.client.runTurn({ requestId: rid("unpriced-free"), message: runRequestMessage({ text: "free?", conversationId: "c-unpriced-free", modelId: "unpriced-model" }) });
+    expect(ok.end).toEqual({ ok: true });
+  });
+
   it("refuses a run start over the per-key rate limit: BidiAppend acknowledged, RunSSE ends at once resource_exhausted + ERROR_RATE_LIMITED", async () => {
     const t = await tenant("busy", { limits: { perKeyRate: { runStartsPerMinute: 1 } } });
     h.sim.enqueue({ text: "first run", usage: { inputTokens: 1, outputTokens: 1 } });
