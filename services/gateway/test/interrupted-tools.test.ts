@@ -182,3 +182,45 @@ describe("a tool call that times out or that the client aborts is answered in hi
     expect(h.sim.requests.slice(before).map((q) => q.rejectedWith)).toEqual([undefined]);
   });
 });
+
+describe.each([
+  ["redis bus, retention on", false],
+  ["redis bus, privacy mode (x-ghost-mode)", true],
+] as const)("cancel while a tool call is pending (%s)", (_name, ghostMode) => {
+  let h: Harness;
+  let client: CursorClient;
+  beforeAll(async () => {
+    h = await startHarness({}, undefined, "redis");
+    client = createCursorClient({ baseUrl: h.gw.url, ghostMode });
+  });
+  afterAll(async () => h.close());
+
+  it("the next turn of the conversation succeeds", async () => {
+    const conversationId = `c-int-redis-${ghostMode}`;
+    h.sim.enqueue({ toolCalls: [READ], usage: { inputTokens: 2, outputTokens: 2 } });
+    let canceled = false;
+    const t1 = await client.runTurn({
+      requestId: `it-redis-cancel-${ghostMode}`,
+      message: runRequestMessage({ text: "read a.ts", conversationId, modelId: "sim-anthropic" }),
+      onMessage: async (m, t) => {
+        if (m.message.case === "execServerMessage" && !canceled) {
+          canceled = true;
+          await t.append(cancelMessage("stop"));
+        }
+      },
+    });
+    expect(t1.end).toMatchObject({ ok: false, code: "canceled" });
+    const before = h.sim.requests.length;
+    h.sim.enqueue({ text: "Hello again.", usage: { inputTokens: 3, outputTokens: 2 } });
+    const t2 = await client.runTurn({
+      requestId: `it-redis-next-${ghostMode}`,
+      message: runRequestMessage({ text: "say hi", conversationId, modelId: "sim-anthropic", conversationState: t1.lastCheckpoint ?? {} }),
+    });
+    expect(t2.end).toEqual({ ok: true });
+    expect(h.sim.requests.slice(before).map((q) => q.rejectedWith)).toEqual([undefined]);
+    // Privacy mode stores no history, so the canceled turn is not replayed; with retention it is, answered.
+    const body = h.sim.requests[before]!.rawBody;
+    if (ghostMode) expect(body).not.toContain("read a.ts");
+    else expect(body).toContain("The user canceled the run while this tool call was pending");
+  });
+});
