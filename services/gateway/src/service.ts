@@ -2,16 +2,15 @@ import type { Server } from "node:http";
 import { dirname, resolve } from "node:path";
 import { createAdminHandler } from "@byok/admin-api";
 import { createInProcessDispatcher } from "@byok/agent";
-import { createCompatHandler } from "@byok/compat";
 import { createDashboardHandler } from "@byok/dashboard";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { authenticatorFromConfig, OpenStreams } from "@byok/edge";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
-import { retryPolicy, type RetryPolicy } from "@byok/providers";
+import type { RetryPolicy } from "@byok/providers";
 import { kekFor, listenEdge, openGatewayStore } from "@byok/process";
-import { createServiceEngine, memoryMetering, prepareDefaultTenant, providerAdapters, tenancyEngineDeps } from "@byok/runtime";
+import { createServiceCompat, createServiceEngine, memoryMetering, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { ADMIN_PATH_PREFIX, createGatewayHandler } from "./handler.js";
@@ -84,15 +83,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     logger,
   });
   // OpenAI- and Anthropic-compatible endpoints on the same routes, meter and retry policy.
-  const compat = createCompatHandler({
-    auth: controlPlane.auth,
-    resolveTargets: (modelId, tenantId) => tenancy.resolveTargets({ modelId, credentials: undefined, parameters: [], maxMode: false }, tenantId),
-    adapterFor: providerAdapters(config),
-    meter: tenancy.meter,
-    retryPolicy: retryPolicy(opts.retry),
-    logger,
-    maxBodyBytes: config.limits.maxPayloadBytes,
-  });
+  const compat = createServiceCompat({ config, auth: controlPlane.auth, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
   const admin = config.adminKey
     ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })
     : undefined;

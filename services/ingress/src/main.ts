@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from "@byok/config";
 import { AuthConfigError, authenticatorFromConfig } from "@byok/edge";
-import { openGatewayStore } from "@byok/process";
+import { kekFor, openGatewayStore } from "@byok/process";
+import { createServiceCompat, meteringFor, tenancyEngineDeps } from "@byok/runtime";
 import { startServiceTracing } from "@byok/telemetry";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { startIngressService } from "./service.js";
@@ -11,12 +12,16 @@ import { startIngressService } from "./service.js";
 try {
   const config = loadConfig(process.env, { mode: "distributed" });
   const tracing = startServiceTracing("ingress", config.telemetry);
-  // The ingress only looks up gateway keys: no KEK, a small pool.
-  const store = await openGatewayStore(config, undefined, { maxConnections: 4 });
+  // A small pool: the ingress looks up gateway keys, and for the compatible endpoints (which it
+  // serves itself, docs/compat.md) routes and their credentials (opened with GATEWAY_KEK when set).
+  const store = await openGatewayStore(config, await kekFor(config, undefined), { maxConnections: 4 });
   const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
   const tokenKeys = await tokenKeysFor(config, undefined);
   const svc = await startIngressService(config, {
     controlPlane: ({ metrics, logger }) => createControlPlane({ config, store, baseAuth: auth, tokenKeys, metrics, logger }),
+    // Budgets and rate limits on the same Redis as the workers', so limits hold across both.
+    compat: ({ auth: edgeAuth, logger }) =>
+      createServiceCompat({ config, auth: edgeAuth, tenancy: tenancyEngineDeps({ store, config, env: process.env, ...meteringFor(config, store), logger }), logger }),
     ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}),
   });
   svc.logger.info({ url: svc.url, name: svc.name }, "ingress started");

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
 import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
+import type { CompatHandler } from "@byok/compat";
 import type { ControlPlane } from "@byok/control-plane";
 import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
 import { createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
@@ -32,6 +33,8 @@ export interface IngressServiceOptions {
   auth?: Authenticator;
   /** The control plane (sign-in, catalogue, aiserver.v1 procedures); its authenticator then replaces `auth`. */
   controlPlane?: (deps: { metrics: GatewayMetrics; logger: Logger }) => ControlPlane;
+  /** The OpenAI-/Anthropic-compatible endpoints, given the replica's authenticator (docs/compat.md). */
+  compat?: (deps: { auth: Authenticator; logger: Logger }) => CompatHandler;
   name?: string;
 }
 
@@ -68,10 +71,13 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   const probe = { tenantId: config.defaultTenant, requestId: "__readyz__" };
   metrics.watchDependency("redis", () => bus.latestGeneration(probe));
   const streams = new OpenStreams(config.limits.maxRunSseStreams);
+  const auth = controlPlane?.auth ?? opts.auth ?? createOpenAuthenticator(config.defaultTenant);
+  const compat = opts.compat?.({ auth, logger });
   const handler = createIngressHandler({
     bus,
     dispatcher,
-    auth: controlPlane?.auth ?? opts.auth ?? createOpenAuthenticator(config.defaultTenant),
+    auth,
+    ...(compat ? { compat } : {}),
     ...(controlPlane ? { controlPlane } : {}),
     timers: config.timers,
     limits: config.limits,
