@@ -43,7 +43,7 @@ export class SseWriter {
   /** `event` names the SSE event (Anthropic, Responses); Chat Completions sends data lines only. */
   send(data: unknown, event?: string): void {
     if (!this.opened) {
-      this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...this.headers });
+      this.res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...this.headers });
       this.opened = true;
     }
     const payload = typeof data === "string" ? data : JSON.stringify(data);
