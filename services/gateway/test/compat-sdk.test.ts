@@ -266,4 +266,10 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     expect(down).toBeInstanceOf(Anthropic.APIError);
     expect(down).toMatchObject({ status: 503, error: { type: "error", error: { type: "overloaded_error" } } });
   });
+
+  it("GET /v1/models (the control plane's catalogue) lists the tenant's routed models to the OpenAI SDK", async () => {
+    const ids: string[] = [];
+    for await (const m of openai().models.list()) ids.push(m.id);
+    expect(ids).toEqual(expect.arrayContaining(["chat-model", "claude-model", "responses-model", "failover-model"]));
+  });
 });
