@@ -27,7 +27,7 @@ describe("chaos soak (real processes)", () => {
     await c?.close();
   });
 
-  it(`${TURNS} overlapping turns survive ${KILLS} random kill -9 of workers and ingress replicas`, async () => {
+  it(`${TURNS} overlapping turns survive up to ${KILLS} random kill -9 of workers and ingress replicas`, async () => {
     const live = { ingress: [...c.ingress], workers: [...c.workers] };
     const prompts = Array.from({ length: TURNS }, (_, i) => `chaos prompt ${i} ${randomUUID()}`);
     for (let i = 0; i < TURNS * 3; i++) c.sim.enqueue({ text: Array.from({ length: CHUNKS }, (_, k) => `t${k} `), chunkDelayMs: 60 });
