@@ -1,13 +1,20 @@
 import type { RequestRef, RunPrincipal } from "@byok/bus";
-import type { ProviderKind, Usage } from "@byok/providers";
+import type { CredentialsSource, ProviderKind, Usage } from "@byok/providers";
 import type { RunError } from "@byok/protocol";
+import type { AttemptOutcome } from "@byok/store";
+
+/** How an attempt ended, as its ledger row records it. */
+export type { AttemptOutcome };
 
 /** One provider attempt, as metering sees it. Holds no secrets and no content. */
 export interface AttemptInfo {
   ref: RequestRef;
   generation: number;
-  /** The owner's fencing epoch: its ledger row is refused once another worker claimed the run. */
-  epoch: number;
+  /**
+   * The run owner's fencing epoch: its ledger row is refused once another worker claimed the
+   * run. Absent for attempts outside a run (the compatible endpoints).
+   */
+  epoch?: number;
   conversationId: string;
   modelCallId: string;
   attempt: number;
@@ -16,13 +23,12 @@ export interface AttemptInfo {
   modelId: string;
   provider: ProviderKind;
   upstreamModel: string;
-  credentialsSource: "gateway" | "client";
+  credentialsSource: CredentialsSource;
   /** Rough size of the prompt, for the reservation. */
   estimatedInputTokens: number;
   maxOutputTokens: number | undefined;
 }
 
-export type AttemptOutcome = "ok" | "cancelled" | "failed" | "retried" | "interrupted";
 
 export interface AttemptResult {
   outcome: AttemptOutcome;

@@ -6,8 +6,7 @@
  * failover or retry happens only while nothing has reached the caller.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { TargetResolution } from "@byok/agent";
-import type { MeterAttempt, RunMeterImpl } from "@byok/metering";
+import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
 import {
   decideRetry, estimateTokens, estimateUsage, OutputMeter, ProviderError, requestText,
   type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort,
@@ -44,7 +43,7 @@ export interface CompatCallDeps {
   /** The tenant's route for a model id → targets in failover order (the agent engine's resolver). */
   resolveTargets(modelId: string, tenantId: string): Promise<TargetResolution>;
   adapterFor(kind: ProviderKind): ProviderAdapter;
-  meter: RunMeterImpl;
+  meter: RunMeter;
   retryPolicy: RetryPolicy;
   logger: Logger;
 }
@@ -94,7 +93,7 @@ export async function runCall(
     const target = withCallOptions(targets[index]!, call);
     attempt++;
     const inputTokens = estimateTokens(input, target.model);
-    const info: MeterAttempt = {
+    const info: AttemptInfo = {
       ref,
       generation: 1,
       conversationId: requestId,

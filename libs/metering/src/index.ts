@@ -11,4 +11,4 @@ export type { RateLimiter, RateLimits, RateRefusal, RateResult, RateSubject } fr
 export { createMemoryRateLimiter } from "./rate/memory.js";
 export { createRedisRateLimiter, type RedisRateOptions } from "./rate/redis.js";
 export type { RedisSource } from "./redis/connection.js";
-export { createRunMeter, type RunMeterImpl, type RunMeterOptions, type MeterAttempt, type MeterError, type MeterPrincipal, type MeterResult } from "./run-meter.js";
+export { createRunMeter, type RunMeterOptions } from "./run-meter.js";

@@ -1,7 +1,6 @@
 /**
- * The run engine's metering hooks (`RunMeter` of @byok/agent) over the store, a BudgetGuard
- * and a RateLimiter. Typed structurally here so @byok/metering does not depend on the engine;
- * the services pass `createRunMeter(...)` as the engine's `meter`.
+ * The run engine's metering port (`RunMeter` of @byok/agent) over the store, a BudgetGuard
+ * and a RateLimiter; the services pass `createRunMeter(...)` as the engine's `meter`.
  *
  * Sequence (README "How the engine uses it"):
  * - admitRun (once per new generation): `rates.tryStartRun` for the tenant and the API key.
@@ -14,64 +13,12 @@
  * Never throws into the engine for a policy decision; a store or Redis failure while admitting
  * refuses the attempt with an `internal` error (fail closed: nothing unmetered runs).
  */
+import type { AttemptInfo, AttemptResult, RunMeter } from "@byok/agent";
+import type { RunError } from "@byok/protocol";
 import type { BudgetLimits, GatewayStore, LedgerEntry, RateLimits, TenantRecord } from "@byok/store";
 import type { BudgetGuard, Reservation } from "./budget/types.js";
 import { costMicroUsd, estimateReservation, usageTokens, type Price } from "./pricing.js";
 import type { RateLimiter } from "./rate/types.js";
-
-/** Same shape as @byok/bus RunPrincipal. */
-export interface MeterPrincipal {
-  userId: string | undefined;
-  keyId: string | undefined;
-  originalRequestId: string | undefined;
-  ghostMode: boolean;
-}
-
-/** Same shape as @byok/agent AttemptInfo. */
-export interface MeterAttempt {
-  ref: { tenantId: string; requestId: string };
-  generation: number;
-  /** A run owner's fencing epoch (absent for calls outside a run): its ledger row is refused once the run was claimed since. */
-  epoch?: number;
-  conversationId: string;
-  modelCallId: string;
-  attempt: number;
-  principal: MeterPrincipal;
-  modelId: string;
-  provider: string;
-  upstreamModel: string;
-  credentialsSource: "gateway" | "client";
-  estimatedInputTokens: number;
-  maxOutputTokens: number | undefined;
-}
-
-/** Same shape as @byok/agent AttemptResult. */
-export interface MeterResult {
-  outcome: "ok" | "cancelled" | "failed" | "retried" | "interrupted";
-  usage: {
-    inputTokens: number;
-    outputTokens: number;
-    cacheReadTokens: number;
-    cacheWriteTokens: number;
-    reasoningTokens: number;
-    estimated: boolean;
-    raw?: unknown;
-  };
-  ttftMs: number | undefined;
-  durationMs: number;
-}
-
-/** The run errors this meter produces (a subset of @byok/protocol RunError). */
-export interface MeterError {
-  kind: "budget_exhausted" | "rate_limited" | "unpriced_model" | "internal";
-  message: string;
-}
-
-export interface RunMeterImpl {
-  admitRun(ref: { tenantId: string; requestId: string }, principal: MeterPrincipal): Promise<{ ok: true } | { ok: false; error: MeterError }>;
-  admitAttempt(a: MeterAttempt): Promise<{ ok: true; ticket: unknown } | { ok: false; error: MeterError }>;
-  settleAttempt(a: MeterAttempt, ticket: unknown, r: MeterResult): Promise<void>;
-}
 
 export interface RunMeterOptions {
   store: Pick<GatewayStore, "tenants" | "prices" | "ledger">;
@@ -89,9 +36,9 @@ interface Ticket {
   price: Price | undefined;
 }
 
-const UNAVAILABLE: MeterError = { kind: "internal", message: "Usage metering is unavailable right now; please retry." };
+const UNAVAILABLE: RunError = { kind: "internal", message: "Usage metering is unavailable right now; please retry." };
 
-export function createRunMeter(opts: RunMeterOptions): RunMeterImpl {
+export function createRunMeter(opts: RunMeterOptions): RunMeter {
   const { store, budgets, rates } = opts;
   const now = opts.now ?? (() => new Date());
   const defaultMaxOut = opts.defaultMaxOutputTokens ?? 4096;

@@ -1,7 +1,6 @@
-import type { TargetResolution } from "@byok/agent";
+import type { RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
 import { createCompatHandler, type CompatAuthenticator, type CompatHandler } from "@byok/compat";
-import type { RunMeterImpl } from "@byok/metering";
 import { retryPolicy, type RetryPolicy } from "@byok/providers";
 import type { Logger } from "@byok/telemetry";
 import { providerAdapters } from "./engine.js";
@@ -15,7 +14,7 @@ import type { RouteAsk } from "./routes.js";
 export function createServiceCompat(opts: {
   config: GatewayConfig;
   auth: CompatAuthenticator;
-  tenancy: { meter: RunMeterImpl; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> };
+  tenancy: { meter: RunMeter; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> };
   logger: Logger;
   retry?: Partial<RetryPolicy>;
 }): CompatHandler {

@@ -2,9 +2,9 @@
  * The tenancy hooks of a process's run engine: the run meter, the content policy (retention,
  * ghost mode) and the per-tenant target resolver.
  */
-import type { ContentPolicy, TargetResolution } from "@byok/agent";
+import type { ContentPolicy, RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
-import { createRunMeter, type BudgetGuard, type RateLimiter, type RunMeterImpl } from "@byok/metering";
+import { createRunMeter, type BudgetGuard, type RateLimiter } from "@byok/metering";
 import type { GatewayStore } from "@byok/store";
 import type { Logger } from "@byok/telemetry";
 import { createStoreContentPolicy } from "./content-policy.js";
@@ -18,7 +18,7 @@ export function tenancyEngineDeps(opts: {
   budgets: BudgetGuard;
   rates: RateLimiter;
   logger: Logger;
-}): { meter: RunMeterImpl; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
+}): { meter: RunMeter; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
   const { store, config, logger } = opts;
   return {
     meter: createRunMeter({
