@@ -15,8 +15,24 @@ export class EventQueue<T> {
     w?.();
   }
 
-  /** Takes every queued item, waiting until at least one is there; [] once closed. */
-  async take(): Promise<T[]> {
+  /**
+   * Takes every queued item, waiting until at least one is there; [] once closed; undefined
+   * when `timeoutMs` is given and passed with nothing queued.
+   */
+  async take(timeoutMs?: number): Promise<T[] | undefined> {
+    if (timeoutMs !== undefined && this.items.length === 0 && !this.closed) {
+      const woken = await new Promise<boolean>((r) => {
+        const t = setTimeout(() => {
+          this.waiter = undefined;
+          r(false);
+        }, timeoutMs);
+        this.waiter = () => {
+          clearTimeout(t);
+          r(true);
+        };
+      });
+      if (!woken) return undefined;
+    }
     while (this.items.length === 0 && !this.closed) {
       await new Promise<void>((r) => (this.waiter = r));
     }

@@ -25,6 +25,8 @@ export interface RunEngineDeps {
     snapshotIntervalMs: number;
     /** How long a conversation remembers its current run (longer than any run). */
     conversationRunTtlMs: number;
+    /** Window in which streamed deltas after a pass's first one merge into one frame (0 = off). */
+    deltaCoalesceMs?: number;
   };
   logger: Logger;
   /** System instructions when the client sent no custom_system_prompt. */

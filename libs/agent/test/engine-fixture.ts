@@ -20,7 +20,7 @@ export function testEngine(sim: Simulator, bus: Bus, store: Store, extra: Partia
       targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway" as const }],
     }),
     retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-    timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000 },
+    timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000, deltaCoalesceMs: 20 },
     logger: createLogger({ service: "test", level: "silent" }),
     ...extra,
   });

@@ -27,6 +27,12 @@ export const TimersSchema = z.object({
   drainGraceMs: ms(20_000),
   /** While a pass only streams deltas, the run snapshot is saved at most this often. */
   snapshotIntervalMs: ms(250),
+  /**
+   * Text and thinking deltas that follow the pass's first one are held this long and merged
+   * into one frame and one bus append (0 = every provider delta is its own frame). The first
+   * delta of a pass and every other frame kind go out at once.
+   */
+  deltaCoalesceMs: z.coerce.number().int().min(0).max(1_000).default(20),
   /** How often a worker checks reader presence of its live runs. */
   presenceCheckMs: ms(1_000),
   /** A RunSSE reader's presence expires this long after its last refresh (a crashed ingress's readers vanish). */

@@ -101,6 +101,54 @@ export const frames = {
   },
 };
 
+/** Merge key of a streamed delta frame (text by notice flag, thinking); undefined for other frames. */
+function deltaKey(f: AgentServerMessage): string | undefined {
+  if (f.message.case !== "interactionUpdate") return undefined;
+  const u = f.message.value.message;
+  if (u.case === "textDelta") return u.value.isServerNotice ? "notice" : "text";
+  if (u.case === "thinkingDelta") return "thinking";
+  return undefined;
+}
+
+/** A model text or thinking delta (not a server notice): what delta coalescing may hold back. */
+export function isCoalescableDelta(f: AgentServerMessage): boolean {
+  const k = deltaKey(f);
+  return k === "text" || k === "thinking";
+}
+
+/**
+ * Consecutive text deltas (with the same notice flag) become one text delta, consecutive
+ * thinking deltas one thinking delta; every other frame stays where it is, so nothing is
+ * reordered. Lossless: the client concatenates delta texts (docs/benchmarks.md "Delta coalescing").
+ */
+export function coalesceDeltas(fs: readonly AgentServerMessage[]): AgentServerMessage[] {
+  const out: AgentServerMessage[] = [];
+  let runKey: string | undefined;
+  let first: AgentServerMessage | undefined;
+  let texts: string[] = [];
+  const close = () => {
+    if (runKey === undefined) return;
+    const text = texts.join("");
+    out.push(texts.length === 1 ? first! : runKey === "thinking" ? frames.thinkingDelta(text) : frames.textDelta(text, runKey === "notice"));
+    runKey = undefined;
+    texts = [];
+  };
+  for (const f of fs) {
+    const k = deltaKey(f);
+    if (k !== runKey) close();
+    if (k === undefined) {
+      out.push(f);
+      continue;
+    }
+    if (runKey === undefined) first = f;
+    runKey = k;
+    const u = (f.message.value as InteractionUpdate).message;
+    texts.push((u.value as { text: string }).text);
+  }
+  close();
+  return out;
+}
+
 export function encodeServerMessage(m: AgentServerMessage): Uint8Array {
   return toBinary(AgentServerMessageSchema, m);
 }

@@ -2,6 +2,7 @@ import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrie
 import type { ProviderTarget } from "@byok/providers";
 import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState } from "@byok/protocol";
 import { isStoreError, type RunFence, type Store } from "@byok/store";
+import type { AgentServerMessage } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
@@ -59,7 +60,10 @@ export class RunContext {
 
   // Output.
   outputFrames = 0;
-  pendingFrames: Uint8Array[] = [];
+  /** Frames emitted since the last flush, in order (deltas merge at the flush). */
+  pendingFrames: AgentServerMessage[] = [];
+  /** The last appended frame was a model delta of the current pass: the next ones may be held. */
+  deltaStreaming = false;
 
   // Model call.
   model: LiveModelCall | undefined;

@@ -1,5 +1,5 @@
 import { toBinary } from "@bufbuild/protobuf";
-import { encodeErrorDetails, encodeServerMessage, type Effect } from "@byok/protocol";
+import { coalesceDeltas, encodeErrorDetails, encodeServerMessage, isCoalescableDelta, type Effect } from "@byok/protocol";
 import { PrewarmRequestSchema } from "@byok/wire";
 import type { RunContext } from "./context.js";
 import { abortModelCall, startModelCall } from "./model-call.js";
@@ -11,12 +11,15 @@ import { abortModelCall, startModelCall } from "./model-call.js";
 export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
   switch (eff.type) {
     case "emit":
-      for (const f of eff.frames) ctx.pendingFrames.push(encodeServerMessage(ctx.telemetry.frame(f, ctx.state)));
+      for (const f of eff.frames) ctx.pendingFrames.push(ctx.telemetry.frame(f, ctx.state));
       return;
     case "record_history":
       await recordHistory(ctx, eff.entries);
       return;
     case "start_model_call":
+      // A new pass: what came before goes out, and the pass's first delta will not be held.
+      await flush(ctx);
+      ctx.deltaStreaming = false;
       await startModelCall(ctx, eff.modelCallId, eff.attempt);
       return;
     case "abort_model_call":
@@ -30,7 +33,8 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       return;
     case "store_blobs":
       if (!ctx.state.run) return;
-      for (const b of eff.blobs) await ctx.content.putBlob(ctx.ref.tenantId, b.id, b.data);
+      // Together, so the set_blob_args behind them leave after one store round trip, not one per blob.
+      await Promise.all(eff.blobs.map((b) => ctx.content.putBlob(ctx.ref.tenantId, b.id, b.data)));
       return;
     case "tool_timer":
       ctx.after(eff.ms, { type: "tool_timeout", callId: eff.callId, bridgeId: eff.bridgeId });
@@ -62,11 +66,24 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
   }
 }
 
-/** Appends the frames emitted so far to the output stream, fenced by this owner's epoch. */
+/**
+ * Whether the pending frames may wait for more deltas (up to the coalescing window): only model
+ * deltas, and the pass's first delta already went out (so time to first text does not grow).
+ */
+export function mayHoldDeltas(ctx: RunContext): boolean {
+  return (ctx.deps.timers.deltaCoalesceMs ?? 0) > 0 && ctx.deltaStreaming && ctx.pendingFrames.length > 0 && ctx.pendingFrames.every(isCoalescableDelta);
+}
+
+/**
+ * Appends the frames emitted so far to the output stream, fenced by this owner's epoch, with
+ * consecutive deltas merged: what is stored is exactly what every reader gets.
+ */
 export async function flush(ctx: RunContext): Promise<void> {
   if (ctx.pendingFrames.length === 0 || ctx.lost) return;
-  const frames = ctx.pendingFrames;
+  const merged = (ctx.deps.timers.deltaCoalesceMs ?? 0) > 0 ? coalesceDeltas(ctx.pendingFrames) : ctx.pendingFrames;
   ctx.pendingFrames = [];
+  ctx.deltaStreaming = isCoalescableDelta(merged.at(-1)!);
+  const frames = merged.map(encodeServerMessage);
   const res = await ctx.deps.bus.appendOutput(ctx.ref, ctx.generation, ctx.epoch, frames, ctx.traceCarrier);
   if (res.ok) {
     ctx.outputFrames = res.nextIndex;

@@ -6,7 +6,7 @@ import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telem
 import { contentStore } from "../metering-content.js";
 import type { RunEngineDeps } from "../ports.js";
 import { RunContext } from "./context.js";
-import { execute, flush } from "./effects.js";
+import { execute, flush, mayHoldDeltas } from "./effects.js";
 import { InputPump } from "./input.js";
 import { restore, saveSnapshot, SnapshotSchedule } from "./takeover.js";
 import { startWatchdogs } from "./watchdogs.js";
@@ -116,14 +116,20 @@ export class GenerationRun {
     }
   }
 
-  /** The actor loop: takes every queued event, steps the machine, runs its effects, flushes, snapshots. */
+  /**
+   * The actor loop: takes every queued event, steps the machine, runs its effects, flushes,
+   * snapshots. Deltas after a pass's first one may wait up to the coalescing window for more
+   * (one frame, one append); any other frame flushes at once.
+   */
   private async loop(): Promise<void> {
     const ctx = this.ctx;
+    const windowMs = ctx.deps.timers.deltaCoalesceMs ?? 0;
+    let flushBy: number | undefined;
+    let streamingOnly = true;
     while (ctx.state.phase !== "ended" && !ctx.lost && !ctx.crashed) {
-      const events = await ctx.queue.take();
-      if (events.length === 0) return; // closed (worker shutdown): the next owner takes over
-      let streamingOnly = true;
-      for (const { ev, inputIndex } of events) {
+      const events = await ctx.queue.take(flushBy === undefined ? undefined : Math.max(0, flushBy - Date.now()));
+      if (events?.length === 0) return; // closed (worker shutdown): the next owner takes over
+      for (const { ev, inputIndex } of events ?? []) {
         if (ctx.state.phase === "ended" || ctx.lost) break;
         if (inputIndex !== undefined) ctx.processedInput = inputIndex + 1;
         if (!isStreamingDelta(ev)) streamingOnly = false;
@@ -133,8 +139,11 @@ export class GenerationRun {
         ctx.telemetry.stepped(ctx.state);
         ctx.bindModel();
       }
+      if (events !== undefined && ctx.state.phase !== "ended" && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
+      flushBy = undefined;
       await flush(ctx);
       if (ctx.state.phase !== "ended" && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);
+      streamingOnly = true;
     }
   }
 }
