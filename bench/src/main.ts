@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStore } from "@byok/store";
-import { callDelta, idleStreams, redisCommandCalls, routesJson, runTurns, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
+import { callDelta, idleStreams, redisCommandCalls, relayTurns, routesJson, runTurns, scriptDeltas, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
 import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile } from "./stats.js";
 
@@ -28,6 +28,12 @@ async function withCpu<T extends { frames: number }>(pids: number[], fn: () => P
   const r = await fn();
   const used = pids.map(cpuSeconds).reduce((n, v, i) => n + (v - before[i]!), 0);
   return { ...r, serviceCpuSeconds: Math.round(used * 100) / 100, serviceCpuMsPerFrame: Math.round((used * 1000 * 1000) / r.frames) / 1000, loadavg1: Math.round(loadavg()[0]! * 100) / 100 };
+}
+
+/** CPU-ms per provider delta that reached a client (frames carry several once coalesced). */
+function perDelta(m: Measured, kind: "ttft" | "tput"): number {
+  const deltas = m.ok * scriptDeltas(kind);
+  return deltas > 0 ? Math.round((m.serviceCpuSeconds * 1000 * 1000) / deltas) / 1000 : Number.NaN;
 }
 
 type Measured = TurnsResult & { serviceCpuSeconds: number; serviceCpuMsPerFrame: number; loadavg1: number };
@@ -58,6 +64,29 @@ const common: Record<string, string> = {
   GATEWAY_KV_ACK_TIMEOUT_MS: "300",
 };
 const results: Record<string, ModeResult> = {};
+
+// ---- direct relay (baseline) ---------------------------------------------------------------
+// The same turns through a minimal Node relay to the same simulator: the gateway's overhead is
+// reported as a ratio to this, beside the absolute figures.
+let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
+{
+  log("direct relay: starting");
+  const rp = await spawnProc("relay", { RELAY_TARGET: bs.sim.url });
+  try {
+    await relayTurns(bs, rp.url, 20, "ttft"); // warm-up
+    const seq: TurnsResult[] = [];
+    for (let i = 0; i < 10; i++) seq.push(await relayTurns(bs, rp.url, 1, "ttft"));
+    const o = seq.map((r) => r.ttftOverheadP50);
+    const ttft1 = { ...seq[0]!, turns: 10, ttftOverheadP50: percentile(o, 50), ttftOverheadP99: percentile(o, 99) };
+    log(`direct relay: 50 and ${TURNS} concurrent turns (TTFT), throughput`);
+    const ttft50 = await withCpu([rp.pid], () => relayTurns(bs, rp.url, 50, "ttft", RAMP_MS));
+    const ttft = await withCpu([rp.pid], () => relayTurns(bs, rp.url, TURNS, "ttft", RAMP_MS));
+    const tput = await withCpu([rp.pid], () => relayTurns(bs, rp.url, TURNS, "tput"));
+    relay = { ttft1, ttft50, ttft, tput };
+  } finally {
+    await rp.kill();
+  }
+}
 
 // ---- embedded ------------------------------------------------------------------------------
 {
@@ -154,24 +183,29 @@ await bs.sim.close();
 const machine = `load average at the end ${loadavg().map((l) => l.toFixed(2)).join(" ")} (other sessions share this machine), ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Node ${process.version}, redis-server ${execSync("redis-server --version").toString().match(/v=(\S+)/)?.[1] ?? "?"}, ulimit -n ${execSync("sh -c 'ulimit -n'").toString().trim()}`;
 const e = results.embedded!;
 const d = results.distributed!;
-const row = (label: string, a: string | number, b: string | number) => `| ${label} | ${a} | ${b} |`;
+const row = (label: string, a: string | number, b: string | number, c: string | number = "") => `| ${label} | ${a} | ${b} | ${c} |`;
+const r = relay;
+const x = (v: number, base: number) => (base > 0 ? `${Math.round((v / base) * 10) / 10}×` : "n/a");
 const to = d.takeover!;
 console.log(
   [
     `Machine: ${machine}`,
     "",
-    "| metric | embedded | distributed (1 ingress + 1 worker) |",
-    "|---|---|---|",
-    row("TTFT overhead p50 / max (ms), 1 turn at a time (10 turns)", `${e.ttft1.ttftOverheadP50} / ${e.ttft1.ttftOverheadP99}`, `${d.ttft1.ttftOverheadP50} / ${d.ttft1.ttftOverheadP99}`),
-    row("TTFT overhead p50 / p99 (ms), 50 concurrent turns", `${e.ttft50.ttftOverheadP50} / ${e.ttft50.ttftOverheadP99}`, `${d.ttft50.ttftOverheadP50} / ${d.ttft50.ttftOverheadP99}`),
-    row("peak concurrent streaming turns (TTFT run)", e.ttft.peakConcurrent, d.ttft.peakConcurrent),
-    row(`TTFT overhead p50 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP50, d.ttft.ttftOverheadP50),
-    row(`TTFT overhead p99 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP99, d.ttft.ttftOverheadP99),
-    row("turns ok (TTFT run)", `${e.ttft.ok}/${e.ttft.turns}`, `${d.ttft.ok}/${d.ttft.turns}`),
-    row(`delivered frames/s, ${TURNS} concurrent turns × 200 deltas`, e.tput.framesPerSecond, d.tput.framesPerSecond),
-    row("turns ok (throughput run)", `${e.tput.ok}/${e.tput.turns}`, `${d.tput.ok}/${d.tput.turns}`),
-    row("gateway CPU-ms per delivered frame (paced / burst)", `${e.ttft.serviceCpuMsPerFrame} / ${e.tput.serviceCpuMsPerFrame}`, `${d.ttft.serviceCpuMsPerFrame} / ${d.tput.serviceCpuMsPerFrame}`),
-    row("machine load average (1 min) at the end of the paced / burst run", `${e.ttft.loadavg1} / ${e.tput.loadavg1}`, `${d.ttft.loadavg1} / ${d.tput.loadavg1}`),
+    "| metric | embedded | distributed (1 ingress + 1 worker) | direct relay (baseline) |",
+    "|---|---|---|---|",
+    row("TTFT overhead p50 / max (ms), 1 turn at a time (10 turns)", `${e.ttft1.ttftOverheadP50} / ${e.ttft1.ttftOverheadP99}`, `${d.ttft1.ttftOverheadP50} / ${d.ttft1.ttftOverheadP99}`, `${r.ttft1.ttftOverheadP50} / ${r.ttft1.ttftOverheadP99}`),
+    row("TTFT overhead p50 / p99 (ms), 50 concurrent turns", `${e.ttft50.ttftOverheadP50} / ${e.ttft50.ttftOverheadP99}`, `${d.ttft50.ttftOverheadP50} / ${d.ttft50.ttftOverheadP99}`, `${r.ttft50.ttftOverheadP50} / ${r.ttft50.ttftOverheadP99}`),
+    row("peak concurrent streaming turns (TTFT run)", e.ttft.peakConcurrent, d.ttft.peakConcurrent, r.ttft.peakConcurrent),
+    row(`TTFT overhead p50 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP50, d.ttft.ttftOverheadP50, r.ttft.ttftOverheadP50),
+    row(`TTFT overhead p99 (ms), ${TURNS} concurrent turns`, e.ttft.ttftOverheadP99, d.ttft.ttftOverheadP99, r.ttft.ttftOverheadP99),
+    row(`… as a ratio to the relay, p50 / p99 (${TURNS} turns)`, `${x(e.ttft.ttftOverheadP50, r.ttft.ttftOverheadP50)} / ${x(e.ttft.ttftOverheadP99, r.ttft.ttftOverheadP99)}`, `${x(d.ttft.ttftOverheadP50, r.ttft.ttftOverheadP50)} / ${x(d.ttft.ttftOverheadP99, r.ttft.ttftOverheadP99)}`, "1×"),
+    row("turns ok (TTFT run)", `${e.ttft.ok}/${e.ttft.turns}`, `${d.ttft.ok}/${d.ttft.turns}`, `${r.ttft.ok}/${r.ttft.turns}`),
+    row(`delivered frames/s, ${TURNS} concurrent turns × 200 deltas`, e.tput.framesPerSecond, d.tput.framesPerSecond, r.tput.framesPerSecond),
+    row(`provider deltas delivered/s, ${TURNS} × 200 (ratio to the relay)`, `${e.tput.deltasPerSecond} (${x(e.tput.deltasPerSecond, r.tput.deltasPerSecond)})`, `${d.tput.deltasPerSecond} (${x(d.tput.deltasPerSecond, r.tput.deltasPerSecond)})`, r.tput.deltasPerSecond),
+    row("turns ok (throughput run)", `${e.tput.ok}/${e.tput.turns}`, `${d.tput.ok}/${d.tput.turns}`, `${r.tput.ok}/${r.tput.turns}`),
+    row("gateway CPU-ms per delivered frame (paced / burst)", `${e.ttft.serviceCpuMsPerFrame} / ${e.tput.serviceCpuMsPerFrame}`, `${d.ttft.serviceCpuMsPerFrame} / ${d.tput.serviceCpuMsPerFrame}`, `${r.ttft.serviceCpuMsPerFrame} / ${r.tput.serviceCpuMsPerFrame}`),
+    row("gateway CPU-ms per provider delta (paced / burst)", `${perDelta(e.ttft, "ttft")} / ${perDelta(e.tput, "tput")}`, `${perDelta(d.ttft, "ttft")} / ${perDelta(d.tput, "tput")}`, `${perDelta(r.ttft, "ttft")} / ${perDelta(r.tput, "tput")}`),
+    row("machine load average (1 min) at the end of the paced / burst run", `${e.ttft.loadavg1} / ${e.tput.loadavg1}`, `${d.ttft.loadavg1} / ${d.tput.loadavg1}`, `${r.ttft.loadavg1} / ${r.tput.loadavg1}`),
     row(`idle RunSSE streams held`, e.idle.streams, d.idle.streams),
     row("heap per idle stream (KiB)", e.idle.heapPerStreamKiB, d.idle.heapPerStreamKiB),
     row("RSS per idle stream (KiB)", e.idle.rssPerStreamKiB, d.idle.rssPerStreamKiB),
@@ -186,5 +220,5 @@ console.log(
     row("kill → first text of the re-run (ms)", "n/a", to.resumedMs.join(", ")),
   ].join("\n"),
 );
-console.log("\n```json\n" + JSON.stringify({ machine, turns: TURNS, idleStreams: IDLE, results }, null, 2) + "\n```");
+console.log("\n```json\n" + JSON.stringify({ machine, turns: TURNS, idleStreams: IDLE, relay, results }, null, 2) + "\n```");
 process.exit(0);

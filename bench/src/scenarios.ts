@@ -54,6 +54,8 @@ export interface TurnsResult {
   frames: number;
   seconds: number;
   framesPerSecond: number;
+  /** Provider deltas that reached clients per second (coalescing puts several in one frame). */
+  deltasPerSecond: number;
 }
 
 /**
@@ -100,6 +102,75 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
     frames,
     seconds: round(seconds),
     framesPerSecond: Math.round(frames / seconds),
+    deltasPerSecond: Math.round((ok * scriptDeltas(kind)) / seconds),
+  };
+}
+
+export function scriptDeltas(kind: string): number {
+  const t = SCRIPTS[kind]!.text;
+  return Array.isArray(t) ? t.length : 0;
+}
+
+/**
+ * The direct-relay baseline: the same turns as `runTurns`, but the client posts a Chat
+ * Completions request straight through a minimal Node relay (bench/src/relay.ts) to the
+ * simulator and reads its SSE. TTFT overhead = first text event at the client − the
+ * simulator's first text frame; frames = SSE events delivered.
+ */
+export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
+  const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0;
+  const overheads: number[] = [];
+  let frames = 0;
+  let ok = 0;
+  let live = 0;
+  let peakConcurrent = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      if (rampMs > 0) await new Promise((r) => setTimeout(r, (i * rampMs) / count));
+      const tag = `bench-${kind}-${randomUUID()}`;
+      peakConcurrent = Math.max(peakConcurrent, ++live);
+      let first: number | undefined;
+      try {
+        const res = await fetch(`${relayUrl}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer sk-bench-not-a-real-key-0123456789" },
+          body: JSON.stringify({ model: "sim", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: tag }] }),
+        });
+        let buf = "";
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body!) {
+          buf += decoder.decode(chunk, { stream: true });
+          let end: number;
+          while ((end = buf.indexOf("\n\n")) >= 0) {
+            const event = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            if (!event.startsWith("data:")) continue;
+            frames++;
+            if (first === undefined && /"content":"[^"]/.test(event)) first = performance.now();
+          }
+        }
+        if (res.ok) ok++;
+      } catch {
+        // counted as not ok
+      } finally {
+        live--;
+      }
+      const answered = bs.answeredAt.get(tag);
+      if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return {
+    turns: count,
+    peakConcurrent,
+    ok,
+    ttftOverheadP50: round(percentile(overheads, 50)),
+    ttftOverheadP99: round(percentile(overheads, 99)),
+    frames,
+    seconds: round(seconds),
+    framesPerSecond: Math.round(frames / seconds),
+    deltasPerSecond: Math.round((ok * scriptDeltas(kind)) / seconds),
   };
 }
 
@@ -119,6 +190,7 @@ export async function sequentialTurns(bs: BenchSim, url: string, n: number, auth
     frames,
     seconds: round(seconds),
     framesPerSecond: Math.round(frames / seconds),
+    deltasPerSecond: Math.round(all.reduce((a, r) => a + r.deltasPerSecond * r.seconds, 0) / seconds),
   };
 }
 

@@ -37,10 +37,12 @@ export interface Proc {
 
 /**
  * Spawns a service and resolves with its URL once ready. Distributed services print
- * `BYOK_READY <kind> <url> <name>`; the embedded gateway prints `… listening on <url>`.
+ * `BYOK_READY <kind> <url> <name>`; the embedded gateway prints `… listening on <url>`; the
+ * direct relay (bench/src/relay.ts) `RELAY_READY <url>`.
  */
-export async function spawnProc(entry: "ingress" | "worker" | "gateway", env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", `services/${entry}/src/main.ts`], {
+export async function spawnProc(entry: "ingress" | "worker" | "gateway" | "relay", env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+  const main = entry === "relay" ? "bench/src/relay.ts" : `services/${entry}/src/main.ts`;
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", main], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -55,7 +57,7 @@ export async function spawnProc(entry: "ingress" | "worker" | "gateway", env: Re
         const line = buf.slice(0, nl);
         buf = buf.slice(nl + 1);
         if (lines.length < 2000) lines.push(line);
-        const m = /^BYOK_READY \S+ (\S+) (\S+)/.exec(line) ?? /listening on (\S+)/.exec(line);
+        const m = /^BYOK_READY \S+ (\S+) (\S+)/.exec(line) ?? /listening on (\S+)/.exec(line) ?? /^RELAY_READY (\S+)/.exec(line);
         if (m) resolve({ url: m[1]!, name: m[2] ?? entry });
       }
     };

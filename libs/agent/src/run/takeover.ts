@@ -5,11 +5,12 @@ import { execute } from "./effects.js";
 import { attemptInfo, estimatedUsage } from "./model-call.js";
 
 /**
- * Takeover: rebuild the run from the previous owner's snapshot, then re-run a cut model call.
+ * Takeover: rebuild the run from the previous owner's snapshot (`stored`, read after the claim),
+ * then re-run a cut model call.
  * Returns false when there is nothing to take over (a new run).
  */
-export async function restore(ctx: RunContext): Promise<boolean> {
-  const snap = decodeSnapshot(await ctx.deps.bus.loadSnapshot(ctx.ref, ctx.generation));
+export async function restore(ctx: RunContext, stored: Uint8Array | undefined): Promise<boolean> {
+  const snap = decodeSnapshot(stored);
   if (!snap) return false;
   let run: RunStart | undefined;
   if (snap.runRequestIndex !== undefined) {
