@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { createStore } from "@byok/store";
-import { callDelta, idleStreams, redisCommandCalls, relayTurns, routesJson, runTurns, scriptDeltas, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
+import { benchGatewayEnv, callDelta, idleStreams, redisCommandCalls, relayTurns, runTurns, scriptDeltas, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
 import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile } from "./stats.js";
 
@@ -51,17 +51,10 @@ interface ModeResult {
 
 const bs = await startBenchSim();
 const common: Record<string, string> = {
-  GATEWAY_LOG_LEVEL: "warn",
-  GATEWAY_HOST: "127.0.0.1",
-  GATEWAY_PORT: "0",
-  GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
-  BENCH_PROVIDER_KEY: "sk-bench-not-a-real-key-0123456789",
-  GATEWAY_ROUTES_JSON: routesJson(bs.sim.url),
+  ...benchGatewayEnv(bs.sim.url),
   // Idle streams are held by a raised not-found wait; heartbeats would make them not idle.
   GATEWAY_NOT_FOUND_WAIT_MS: "900000",
   GATEWAY_HEARTBEAT_MS: "60000",
-  // The load generator reads RunSSE without answering KV blob requests.
-  GATEWAY_KV_ACK_TIMEOUT_MS: "300",
 };
 const results: Record<string, ModeResult> = {};
 

@@ -5,7 +5,7 @@
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { routesJson, runTurns, startBenchSim } from "./scenarios.js";
+import { benchGatewayEnv, runTurns, startBenchSim } from "./scenarios.js";
 import { spawnProc } from "./services.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -29,16 +29,7 @@ async function profileRun(): Promise<{ path: string; what: string }> {
   const dir = mkdtempSync(join(tmpdir(), "byok-cpuprof-"));
   const gw = await spawnProc(
     "gateway",
-    {
-      GATEWAY_LOG_LEVEL: "warn",
-      GATEWAY_HOST: "127.0.0.1",
-      GATEWAY_PORT: "0",
-      GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
-      BENCH_PROVIDER_KEY: "sk-bench-not-a-real-key-0123456789",
-      GATEWAY_ROUTES_JSON: routesJson(bs.sim.url),
-      GATEWAY_KV_ACK_TIMEOUT_MS: "300",
-      GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")),
-    },
+    { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) },
     ["--cpu-prof", "--cpu-prof-dir", dir],
   );
   await runTurns(bs, [gw.url], 20, "ttft"); // warm-up

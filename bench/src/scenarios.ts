@@ -39,6 +39,20 @@ export async function startBenchSim(): Promise<BenchSim> {
   return { sim, answeredAt };
 }
 
+/** Gateway settings every benchmarked gateway process shares (simulator routes, quiet logs). */
+export function benchGatewayEnv(simUrl: string): Record<string, string> {
+  return {
+    GATEWAY_LOG_LEVEL: "warn",
+    GATEWAY_HOST: "127.0.0.1",
+    GATEWAY_PORT: "0",
+    GATEWAY_ALLOW_PRIVATE_BASE_URLS: "true",
+    BENCH_PROVIDER_KEY: "sk-bench-not-a-real-key-0123456789",
+    GATEWAY_ROUTES_JSON: routesJson(simUrl),
+    // The load generator reads RunSSE without answering KV blob requests.
+    GATEWAY_KV_ACK_TIMEOUT_MS: "300",
+  };
+}
+
 export function routesJson(simUrl: string): string {
   return JSON.stringify([{ modelId: MODEL, targets: [{ provider: "openai-chat", model: "sim", baseUrl: `${simUrl}/v1`, apiKeyEnv: "BENCH_PROVIDER_KEY" }] }]);
 }
@@ -92,17 +106,20 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
       if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
     }),
   );
-  const seconds = (performance.now() - t0) / 1000;
+  return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000 });
+}
+
+function turnsResult(kind: string, r: { turns: number; peakConcurrent: number; ok: number; overheads: number[]; frames: number; seconds: number }): TurnsResult {
   return {
-    turns: count,
-    peakConcurrent,
-    ok,
-    ttftOverheadP50: round(percentile(overheads, 50)),
-    ttftOverheadP99: round(percentile(overheads, 99)),
-    frames,
-    seconds: round(seconds),
-    framesPerSecond: Math.round(frames / seconds),
-    deltasPerSecond: Math.round((ok * scriptDeltas(kind)) / seconds),
+    turns: r.turns,
+    peakConcurrent: r.peakConcurrent,
+    ok: r.ok,
+    ttftOverheadP50: round(percentile(r.overheads, 50)),
+    ttftOverheadP99: round(percentile(r.overheads, 99)),
+    frames: r.frames,
+    seconds: round(r.seconds),
+    framesPerSecond: Math.round(r.frames / r.seconds),
+    deltasPerSecond: Math.round((r.ok * scriptDeltas(kind)) / r.seconds),
   };
 }
 
@@ -160,18 +177,7 @@ export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, 
       if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
     }),
   );
-  const seconds = (performance.now() - t0) / 1000;
-  return {
-    turns: count,
-    peakConcurrent,
-    ok,
-    ttftOverheadP50: round(percentile(overheads, 50)),
-    ttftOverheadP99: round(percentile(overheads, 99)),
-    frames,
-    seconds: round(seconds),
-    framesPerSecond: Math.round(frames / seconds),
-    deltasPerSecond: Math.round((ok * scriptDeltas(kind)) / seconds),
-  };
+  return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000 });
 }
 
 /** `n` turns one after another (no concurrency): the unloaded TTFT overhead. */
