@@ -79,6 +79,60 @@ export interface TurnsResult {
  */
 export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0, authToken?: string): Promise<TurnsResult> {
   const clients = urls.map((u) => createCursorClient({ baseUrl: u, ...(authToken ? { authToken } : {}) }));
+  return driveTurns(bs, count, kind, rampMs, async (i, tag) => {
+    let first: number | undefined;
+    const r = await clients[i % clients.length]!.runTurn({
+      requestId: `${tag}-r`,
+      message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
+      onMessage: (m) => {
+        if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
+      },
+    });
+    return { first, frames: r.messages.length, ok: r.end?.ok === true };
+  });
+}
+
+/**
+ * The direct-relay baseline: the same turns as `runTurns`, but the client posts a Chat
+ * Completions request straight through a minimal Node relay (bench/src/relay.ts) to the
+ * simulator and reads its SSE. TTFT overhead = first text event at the client − the
+ * simulator's first text frame; frames = SSE events delivered.
+ */
+export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
+  return driveTurns(bs, count, kind, rampMs, async (_, tag) => {
+    let first: number | undefined;
+    let frames = 0;
+    try {
+      const res = await fetch(`${relayUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-bench-not-a-real-key-0123456789" },
+        body: JSON.stringify({ model: "sim", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: tag }] }),
+      });
+      let buf = "";
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) {
+        buf += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buf.indexOf("\n\n")) >= 0) {
+          const event = buf.slice(0, end);
+          buf = buf.slice(end + 2);
+          if (!event.startsWith("data:")) continue;
+          frames++;
+          if (first === undefined && /"content":"[^"]/.test(event)) first = performance.now();
+        }
+      }
+      return { first, frames, ok: res.ok };
+    } catch {
+      return { first, frames, ok: false };
+    }
+  });
+}
+
+/** `count` turns started evenly over `rampMs`, each driven by `one`; TTFT overhead against the simulator's clock. */
+async function driveTurns(
+  bs: BenchSim, count: number, kind: "ttft" | "tput", rampMs: number,
+  one: (i: number, tag: string) => Promise<{ first: number | undefined; frames: number; ok: boolean }>,
+): Promise<TurnsResult> {
   const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0; // the role frame comes first, the first text one delay later
   const overheads: number[] = [];
   let frames = 0;
@@ -91,19 +145,11 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
       if (rampMs > 0) await new Promise((r) => setTimeout(r, (i * rampMs) / count));
       const tag = `bench-${kind}-${randomUUID()}`;
       peakConcurrent = Math.max(peakConcurrent, ++live);
-      let first: number | undefined;
-      const r = await clients[i % clients.length]!.runTurn({
-        requestId: `${tag}-r`,
-        message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
-        onMessage: (m) => {
-          if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
-        },
-      });
-      live--;
-      frames += r.messages.length;
-      if (r.end?.ok) ok++;
+      const r = await one(i, tag).finally(() => live--);
+      frames += r.frames;
+      if (r.ok) ok++;
       const answered = bs.answeredAt.get(tag);
-      if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
+      if (r.first !== undefined && answered !== undefined) overheads.push(r.first - (answered + firstTextDelay));
     }),
   );
   return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000 });
@@ -126,58 +172,6 @@ function turnsResult(kind: string, r: { turns: number; peakConcurrent: number; o
 export function scriptDeltas(kind: string): number {
   const t = SCRIPTS[kind]!.text;
   return Array.isArray(t) ? t.length : 0;
-}
-
-/**
- * The direct-relay baseline: the same turns as `runTurns`, but the client posts a Chat
- * Completions request straight through a minimal Node relay (bench/src/relay.ts) to the
- * simulator and reads its SSE. TTFT overhead = first text event at the client − the
- * simulator's first text frame; frames = SSE events delivered.
- */
-export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
-  const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0;
-  const overheads: number[] = [];
-  let frames = 0;
-  let ok = 0;
-  let live = 0;
-  let peakConcurrent = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: count }, async (_, i) => {
-      if (rampMs > 0) await new Promise((r) => setTimeout(r, (i * rampMs) / count));
-      const tag = `bench-${kind}-${randomUUID()}`;
-      peakConcurrent = Math.max(peakConcurrent, ++live);
-      let first: number | undefined;
-      try {
-        const res = await fetch(`${relayUrl}/v1/chat/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json", authorization: "Bearer sk-bench-not-a-real-key-0123456789" },
-          body: JSON.stringify({ model: "sim", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: tag }] }),
-        });
-        let buf = "";
-        const decoder = new TextDecoder();
-        for await (const chunk of res.body!) {
-          buf += decoder.decode(chunk, { stream: true });
-          let end: number;
-          while ((end = buf.indexOf("\n\n")) >= 0) {
-            const event = buf.slice(0, end);
-            buf = buf.slice(end + 2);
-            if (!event.startsWith("data:")) continue;
-            frames++;
-            if (first === undefined && /"content":"[^"]/.test(event)) first = performance.now();
-          }
-        }
-        if (res.ok) ok++;
-      } catch {
-        // counted as not ok
-      } finally {
-        live--;
-      }
-      const answered = bs.answeredAt.get(tag);
-      if (first !== undefined && answered !== undefined) overheads.push(first - (answered + firstTextDelay));
-    }),
-  );
-  return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000 });
 }
 
 /** `n` turns one after another (no concurrency): the unloaded TTFT overhead. */
