@@ -145,7 +145,10 @@ async function driveTurns(
       if (rampMs > 0) await new Promise((r) => setTimeout(r, (i * rampMs) / count));
       const tag = `bench-${kind}-${randomUUID()}`;
       peakConcurrent = Math.max(peakConcurrent, ++live);
-      const r = await one(i, tag).finally(() => live--);
+      // A turn that fails outright (e.g. a connection reset on an overloaded machine) counts as not ok.
+      const r = await one(i, tag)
+        .catch(() => ({ first: undefined, frames: 0, ok: false }))
+        .finally(() => live--);
       frames += r.frames;
       if (r.ok) ok++;
       const answered = bs.answeredAt.get(tag);
