@@ -19,10 +19,8 @@ describe.each<TestBus>(["memory", "redis"])("delta coalescing (%s bus)", (bus) =
   let h: Harness;
   let off: Harness;
   beforeAll(async () => {
-    [h, off] = await Promise.all([
-      startHarness({ GATEWAY_DELTA_COALESCE_MS: "20", GATEWAY_KV_ACK_TIMEOUT_MS: "2000", GATEWAY_NOT_FOUND_WAIT_MS: "30000" }, undefined, bus),
-      startHarness({ GATEWAY_DELTA_COALESCE_MS: "0", GATEWAY_KV_ACK_TIMEOUT_MS: "2000", GATEWAY_NOT_FOUND_WAIT_MS: "30000" }, undefined, bus),
-    ]);
+    h = await startHarness({ GATEWAY_DELTA_COALESCE_MS: "20", GATEWAY_KV_ACK_TIMEOUT_MS: "2000", GATEWAY_NOT_FOUND_WAIT_MS: "30000" }, undefined, bus);
+    off = await startHarness({ GATEWAY_DELTA_COALESCE_MS: "0", GATEWAY_KV_ACK_TIMEOUT_MS: "2000", GATEWAY_NOT_FOUND_WAIT_MS: "30000" }, undefined, bus);
   }, 240_000);
   afterAll(async () => Promise.all([h?.close(), off?.close()]));
 
