@@ -120,6 +120,22 @@ describe("docker-compose.yml", () => {
     expect(() => loadConfig({ ...worker.env, GATEWAY_WORKER_CONCURRENCY: "0" }, { mode: "distributed" })).toThrow(/workerConcurrency/);
   });
 
+  it("the ingress replicas share one token key ring and have the workers' KEK and provider key variables", () => {
+    const ingress = gatewayServices.filter((s) => s.process === "ingress");
+    const workers = gatewayServices.filter((s) => s.process === "worker");
+    const ring = ingress.map((s) => loadConfig(s.env, { mode: "distributed" }).controlPlane.tokenKeys);
+    expect(ring[0]?.length, "GATEWAY_TOKEN_KEYS on the ingress").toBeGreaterThan(0);
+    for (const r of ring) expect(r).toEqual(ring[0]);
+    // The ingress serves the compatible endpoints itself (docs/compat.md): same KEK, same provider keys.
+    for (const w of workers) {
+      for (const i of ingress) {
+        expect(i.env.GATEWAY_KEK, `${i.name} GATEWAY_KEK`).toBe(w.env.GATEWAY_KEK);
+        for (const k of Object.keys(w.env).filter((k) => k.endsWith("_API_KEY"))) expect(k in i.env, `${i.name}: ${k}`).toBe(true);
+      }
+    }
+    expect(Object.keys(workers[0]!.env).filter((k) => k.endsWith("_API_KEY"))).toEqual(["OPENAI_API_KEY", "ANTHROPIC_API_KEY"]);
+  });
+
   it("gateway services start after the migrate job succeeded and Redis and Postgres are healthy, and have healthchecks", () => {
     for (const { name, service, process } of gatewayServices) {
       expect(service.read_only, name).toBe(true);

@@ -230,6 +230,7 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
       REDIS_URL: "redis://redis:6379",
       GATEWAY_KEK: Buffer.alloc(32, 7).toString("base64"),
       GATEWAY_ADMIN_KEY: "an-admin-key-of-some-length",
+      GATEWAY_TOKEN_KEYS: `k1:${Buffer.alloc(32, 9).toString("base64")}`,
       OPENAI_API_KEY: "sk-test",
       ANTHROPIC_API_KEY: "sk-ant-test",
     };
@@ -245,6 +246,7 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
         const routes = configMap.GATEWAY_CONFIG_FILE ? find(rendered, "ConfigMap", "-routes").data!["routes.json"]! : undefined;
         const config = loadConfig({ ...env, GATEWAY_CONFIG_FILE: undefined, ...(routes ? { GATEWAY_ROUTES_JSON: JSON.stringify((JSON.parse(routes) as { routes: unknown }).routes) } : {}) }, { mode: "distributed" });
         expect(config.mode).toBe("distributed");
+        expect(config.controlPlane.tokenKeys?.map((k) => k.kid)).toEqual(["k1"]);
         expect(config.file.routes.length).toBe(((values.config as { routes: unknown[] }).routes ?? []).length);
       }
     }
@@ -273,12 +275,30 @@ describe("helm chart: optional parts and guards", () => {
     expect(r.objects.some((o) => o.object.kind === "Secret" && !o.object.metadata.name.endsWith("-migrate"))).toBe(false);
   });
 
+  it("the chart's Secret carries GATEWAY_TOKEN_KEYS, and ingress and workers read that one Secret (one key ring, the workers' KEK and provider keys)", async () => {
+    const ring = `k2:${Buffer.alloc(32, 3).toString("base64")},k1:${Buffer.alloc(40, 4).toString("base64")}`;
+    const values = mergeValues(chartValues(), { secrets: { tokenKeys: ring, kek: Buffer.alloc(32, 7).toString("base64"), extra: { OPENAI_API_KEY: "sk-test" } } });
+    expect(valuesValidator()(values)).toBe(true);
+    const r = await renderChart(values);
+    const secret = r.objects.find((o) => o.object.kind === "Secret" && !o.object.metadata.name.endsWith("-migrate"))!.object;
+    expect(secret.stringData).toMatchObject({ GATEWAY_TOKEN_KEYS: ring, GATEWAY_KEK: values.secrets && (values.secrets as { kek: string }).kek, OPENAI_API_KEY: "sk-test" });
+    for (const component of ["ingress", "worker"]) {
+      const c = podSpec(find(r, "Deployment", `-${component}`)).spec.containers[0]!;
+      expect(c.envFrom!.map((e) => e.secretRef?.name).filter(Boolean), component).toEqual([secret.metadata.name]);
+    }
+    const config = loadConfig({ ...secret.stringData, DATABASE_URL: "postgres://byok@postgres/byok", REDIS_URL: "redis://redis:6379" }, { mode: "distributed" });
+    expect(config.controlPlane.tokenKeys?.map((k) => k.kid)).toEqual(["k2", "k1"]);
+    expect(r.notes).not.toContain("secrets.tokenKeys");
+    expect((await renderChart(chartValues())).notes).toContain("secrets.tokenKeys (GATEWAY_TOKEN_KEYS) is not set");
+  });
+
   it("refuses a terminationGracePeriodSeconds shorter than the drain grace, and values the schema does not allow", async () => {
     const values = mergeValues(chartValues(), { ingress: { drainGraceSeconds: 60, terminationGracePeriodSeconds: 30 } });
     await expect(renderChart(values)).rejects.toThrow(/terminationGracePeriodSeconds must be at least/);
     const validate = valuesValidator();
     expect(validate(mergeValues(chartValues(), { ingress: { replicaz: 3 } }))).toBe(false);
     expect(validate(mergeValues(chartValues(), { secrets: { kek: "short" } }))).toBe(false);
+    expect(validate(mergeValues(chartValues(), { secrets: { tokenKeys: "k1:short" } }))).toBe(false);
     expect(validate(mergeValues(chartValues(), { config: { authMode: "open" } }))).toBe(false);
   });
 

@@ -6,7 +6,7 @@ import {
   ConfigFileSchema, DistributedSchema, LimitsSchema, TimersSchema, type ConfigFile, type DistributedConfig, type Limits, type Timers,
 } from "./schema.js";
 import { ControlPlaneEnvSchema, controlPlaneOf, type ControlPlaneConfig } from "./control-plane.js";
-import { parseTelemetryConfig, type TelemetryConfig } from "./telemetry.js";
+import { parseTelemetryConfig, TelemetryEnvSchema, type TelemetryConfig } from "./telemetry.js";
 
 export type Mode = "embedded" | "distributed";
 
@@ -93,7 +93,7 @@ const EnvSchema = z.object({
 /** Every environment variable loadConfig reads (deployment files are checked against it for typos). */
 export function configEnvNames(): string[] {
   const fields = [TimersSchema, LimitsSchema, DistributedSchema].flatMap((s) => Object.keys(s.shape).map(envName));
-  return [...Object.keys(EnvSchema.shape), ...fields];
+  return [...Object.keys(EnvSchema.shape), ...Object.keys(ControlPlaneEnvSchema.shape), ...Object.keys(TelemetryEnvSchema.shape), ...fields];
 }
 
 /** Environment variable for each timer / limit field, e.g. heartbeatMs → GATEWAY_HEARTBEAT_MS. */

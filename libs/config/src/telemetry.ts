@@ -25,7 +25,8 @@ export interface TelemetryConfig {
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const SAMPLERS = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"] as const;
 
-const TelemetryEnvSchema = z.object({
+/** The variables parseTelemetryConfig reads (configEnvNames lists them). */
+export const TelemetryEnvSchema = z.object({
   OTEL_SDK_DISABLED: bool.optional(),
   OTEL_TRACES_EXPORTER: z.enum(["otlp", "console", "none"], { message: "must be otlp, console or none" }).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
