@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
-import { createBullmqDispatcher, createRedisBus, type Bus, type BullmqDispatcher } from "@byok/bus";
+import { createBullmqDispatcher, type Bus, type BullmqDispatcher } from "@byok/bus";
 import type { CompatHandler } from "@byok/compat";
 import type { ControlPlane } from "@byok/control-plane";
-import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
+import { redisTargetOf, type GatewayConfig } from "@byok/config";
 import { createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
-import { listenEdge } from "@byok/process";
+import { listenEdge, openRedisBus } from "@byok/process";
 import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { createIngressHandler } from "./handler.js";
 
@@ -49,13 +49,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   const name = opts.name ?? `byok-ingress-${randomUUID().slice(0, 8)}`;
   const d = config.distributed;
   const redis = redisTargetOf(config);
-  const bus = createRedisBus({
-    redis,
-    keyPrefix: d.redisKeyPrefix,
-    name: `${name}:bus`,
-    options: busOptionsOf(config),
-    onError: (err) => logger.warn({ err: err.message }, "redis bus"),
-  });
+  const bus = openRedisBus(config, name, logger);
   const dispatcher = createBullmqDispatcher({
     redis,
     name: d.queueName,

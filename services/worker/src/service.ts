@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
-import { createRedisBus, type Bus } from "@byok/bus";
-import { busOptionsOf, redisTargetOf, type GatewayConfig } from "@byok/config";
+import type { Bus } from "@byok/bus";
+import { redisTargetOf, type GatewayConfig } from "@byok/config";
 import type { RetryPolicy } from "@byok/providers";
-import { closeServer, kekFor, listen, openGatewayStore } from "@byok/process";
+import { closeServer, kekFor, listen, openGatewayStore, openRedisBus } from "@byok/process";
 import { createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { Store } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
@@ -49,13 +49,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   await prepareDefaultTenant(store, config);
   const metering = meteringFor(config, store);
   const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger });
-  const bus = createRedisBus({
-    redis,
-    keyPrefix: d.redisKeyPrefix,
-    name: `${name}:bus`,
-    options: busOptionsOf(config),
-    onError: (err) => logger.warn({ err: err.message }, "redis bus"),
-  });
+  const bus = openRedisBus(config, name, logger);
   metrics.watchDependency("redis", () => bus.latestGeneration({ tenantId: config.defaultTenant, requestId: "__readyz__" }));
   metrics.watchDependency("postgres", () => store.migrations());
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
