@@ -77,8 +77,13 @@ export async function serveRun(req: IncomingMessage, res: ServerResponse, deps: 
       for await (const payload of envelopes(req, deps.maxMessageBytes, compressed === "gzip")) {
         let seqno = 0n;
         if (!started) {
+          // Without a run_request/prewarm_request first no run ever starts, and the reader
+          // would wait GATEWAY_NOT_FOUND_WAIT_MS for nothing: refuse it at once.
           const m = fromBinary(AgentClientMessageSchema, payload).message.case;
-          if (m === "runRequest" || m === "prewarmRequest") seqno = 1n;
+          if (m !== "runRequest" && m !== "prewarmRequest") {
+            throw invalidArgument(`The first AgentService/Run message must be a run_request or prewarm_request; this one ${m ? `is a ${snakeCase(m)}` : "sets no AgentClientMessage field"}.`);
+          }
+          seqno = 1n;
           started = true;
         }
         // Each message is a turn's root like a BidiAppend: its bus entry and the run follow from it.
@@ -89,6 +94,7 @@ export async function serveRun(req: IncomingMessage, res: ServerResponse, deps: 
           () => deps.append(principal, client, requestId, seqno, payload, "AgentService/Run"),
         );
       }
+      if (!started) throw invalidArgument("The AgentService/Run request stream ended before its first message (a run_request or prewarm_request).");
     })();
     // A client that half-closes keeps reading; a bad message ends the Run with its error.
     const failed = writer.then(() => new Promise<never>(() => {}));
@@ -153,4 +159,8 @@ async function* envelopes(req: AsyncIterable<Buffer>, max: number, gzip: boolean
     }
   }
   if (buf.byteLength > 0) throw invalidArgument(`The AgentService/Run request stream ended inside an envelope (${buf.byteLength} bytes left over).`);
+}
+
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
