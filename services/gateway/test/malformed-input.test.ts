@@ -1,12 +1,13 @@
 // Whatever a client sends to a Connect route ends as a 4xx Connect error with aiserver.v1.ErrorDetails
 // and a message in the protocol's words: never HTTP 5xx, never a decoder's wording or a stack trace.
 import { request } from "node:http";
+import { connect } from "node:http2";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, toBinary } from "@bufbuild/protobuf";
-import { fuzzRuns, reportFuzzCases } from "@byok/testing";
-import { aiserver, BidiAppendRequestSchema, encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
+import { exchangeApiKey, fuzzRuns, reportFuzzCases, runOverHttp2, runRequestMessage } from "@byok/testing";
+import { AgentClientMessageSchema, aiserver, BidiAppendRequestSchema, encodeEnvelope, parseEndStream, type EndStream } from "@byok/wire";
 import { COMPAT_PATHS } from "@byok/compat";
 import { startHarness, type Harness } from "./harness.js";
 
@@ -42,6 +43,46 @@ function streamEnd(r: Raw): EndStream {
   expect(r.status).toBe(200);
   expect(r.body[0]).toBe(0x02);
   return parseEndStream(r.body.subarray(5));
+}
+
+/** One HTTP/2 (h2c, prior knowledge) POST, read to its end or refused after `timeoutMs`. */
+function h2post(url: string, path: string, body: Uint8Array, timeoutMs = 10_000, contentType = "application/connect+proto"): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const session = connect(url);
+    session.on("error", reject);
+    const req = session.request({ ":method": "POST", ":path": path, "content-type": contentType, "connect-protocol-version": "1" });
+    const timer = setTimeout(() => {
+      session.destroy();
+      reject(new Error(`no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    let status = 0;
+    const chunks: Buffer[] = [];
+    req.on("response", (h) => (status = Number(h[":status"])));
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      clearTimeout(timer);
+      session.close();
+      resolve({ status, body: Buffer.concat(chunks) });
+    });
+    req.on("error", (err) => {
+      clearTimeout(timer);
+      session.destroy();
+      reject(err);
+    });
+    req.end(body);
+  });
+}
+
+/** The last envelope of a Connect stream body, parsed as its end-stream. */
+function lastEndStream(body: Buffer): EndStream | undefined {
+  let at = 0;
+  let end: EndStream | undefined;
+  while (body.length - at >= 5) {
+    const len = body.readUInt32BE(at + 1);
+    if (body[at] === 0x02) end = parseEndStream(body.subarray(at + 5, at + 5 + len));
+    at += 5 + len;
+  }
+  return end;
 }
 
 const LIBRARY_WORDING = /illegal tag|premature EOF|wire type|invalid UTF-8|cannot decode|Unexpected token|\n\s+at /;
@@ -138,6 +179,64 @@ describe("malformed input on every Connect route", () => {
       { numRuns },
     );
     reportFuzzCases("http.compat_admin", numRuns);
+  });
+
+  it("answers random AgentService/Run bodies over HTTP/2 without a 5xx, refusals in the end-stream with ErrorDetails", async () => {
+    const numRuns = fuzzRuns(60);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 96 }),
+          fc.record({ flags: fc.integer({ min: 0, max: 255 }), payload: fc.uint8Array({ maxLength: 48 }) }).map(({ flags, payload }) => encodeEnvelope(flags, payload)),
+          fc.uint8Array({ minLength: 1, maxLength: 48 }).map((p) => encodeEnvelope(0, p)),
+        ),
+        async (body) => {
+          const r = await h2post(h.gw.url, "/agent.v1.AgentService/Run", body);
+          expect(r.status).toBeLessThan(500);
+          if (r.status !== 200) return expectClientFault(unaryError(r), ["invalid_argument", "resource_exhausted", "unauthenticated"]);
+          const end = lastEndStream(r.body);
+          expect(end, r.body.toString("hex").slice(0, 200)).toBeDefined();
+          if (end && !end.ok && end.code !== "not_found") expectClientFault(end, ["invalid_argument", "resource_exhausted"]);
+        },
+      ),
+      { numRuns },
+    );
+    reportFuzzCases("http2.run", numRuns);
+  });
+
+  it("ends every malformed AgentService/Run at once with invalid_argument or resource_exhausted, and keeps serving", async () => {
+    const RUN = "/agent.v1.AgentService/Run";
+    const heartbeat = toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } }));
+    const cases: { name: string; body: Uint8Array; code: string; message: RegExp }[] = [
+      // The body the property test found hanging: field 11 (unknown), so no run ever started.
+      { name: "no known field", body: Buffer.from("00000000 03da0000".replace(/ /g, ""), "hex"), code: "invalid_argument", message: /first .*run_request or prewarm_request; this one sets no/ },
+      { name: "first message not a run_request", body: encodeEnvelope(0, heartbeat), code: "invalid_argument", message: /this one is a client_heartbeat/ },
+      { name: "no message at all", body: new Uint8Array(), code: "invalid_argument", message: /ended before its first message/ },
+      { name: "undecodable payload", body: encodeEnvelope(0, Buffer.from([0x0a, 0x05, 0x01])), code: "invalid_argument", message: /not a valid agent\.v1\.AgentClientMessage/ },
+      { name: "truncated envelope", body: encodeEnvelope(0, heartbeat).subarray(0, 4), code: "invalid_argument", message: /ended inside an envelope/ },
+      { name: "oversized length", body: Buffer.from([0, 0x7f, 0xff, 0xff, 0xff]), code: "resource_exhausted", message: /the limit is \d+ bytes/ },
+      { name: "compressed without encoding", body: encodeEnvelope(1, gzipSync(heartbeat)), code: "invalid_argument", message: /connect-content-encoding: gzip/ },
+      { name: "end-stream flag from the client", body: encodeEnvelope(2, heartbeat), code: "invalid_argument", message: /flags 0x2/ },
+    ];
+    for (const c of cases) {
+      const r = await h2post(h.gw.url, RUN, c.body);
+      expect(r.status, c.name).toBe(200);
+      const end = lastEndStream(r.body);
+      expect(end?.ok, c.name).toBe(false);
+      if (!end || end.ok) continue;
+      expect(end.code, `${c.name}: ${end.message}`).toBe(c.code);
+      expect(end.message, c.name).toMatch(c.message);
+      expectClientFault(end, [c.code]);
+    }
+    const json = await h2post(h.gw.url, RUN, Buffer.from("{}"), 10_000, "application/json");
+    expect(json.status).toBe(415);
+    expect(unaryError(json).message).toMatch(/application\/connect\+proto/);
+    // Still serving: a well-formed Run on the same port runs its turn.
+    const s = await exchangeApiKey(h.gw.url, "any-key-after-malformed-runs");
+    h.sim.enqueue({ text: "still serving" });
+    const ok = await runOverHttp2({ baseUrl: h.gw.url, token: s.accessToken, requestId: "malformed-then-ok", message: runRequestMessage({ text: "hi", conversationId: "c-malformed-ok", modelId: "test-model" }) });
+    expect(ok.error).toBeUndefined();
+    expect(ok.textDeltas).toBe("still serving");
   });
 
   it("names the content types BidiAppend takes when another one is sent", async () => {
