@@ -7,7 +7,7 @@
 import type { GatewayConfig, TokenSigningKey } from "@byok/config";
 import type { GatewayStore } from "@byok/store";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
-import { loadTenantCatalogue, modelsListBody, type TenantCatalogue } from "./catalogue/catalogue.js";
+import { createPrivacyLookup, loadTenantCatalogue, modelsListBody, type TenantCatalogue } from "./catalogue/catalogue.js";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { createProcedureFallback } from "./connect/fallback.js";
 import { registerControlPlaneProcedures } from "./connect/services.js";
@@ -38,6 +38,11 @@ export interface ControlPlane {
   auth: HeaderAuthenticator<PrincipalLike>;
   /** The tenant's catalogue (for `/v1/models` in other shapes, e.g. the compat endpoints). */
   catalogue(tenantId: string): Promise<TenantCatalogue>;
+  /**
+   * The tenant's policy says `privacyMode: enforced`: the edge treats each of its requests as
+   * `x-ghost-mode: true`. Cached for GATEWAY_CONTENT_POLICY_CACHE_MS, like the workers' lookup.
+   */
+  privacyEnforced(tenantId: string): Promise<boolean>;
   /** Registers the aiserver.v1 control-plane procedures on the edge's Connect router. */
   routes(router: ConnectRouter): void;
   /**
@@ -57,6 +62,7 @@ export function createControlPlane(deps: ControlPlaneDeps): ControlPlane {
   const checker = createSubjectChecker({ keys: deps.store.apiKeys, recheckMs: cp.tokenKeyRecheckMs });
   const auth: HeaderAuthenticator<PrincipalLike> = tokens ? withTokens(deps.baseAuth, { tokens, checker }) : deps.baseAuth;
   const catalogue = (tenantId: string) => loadTenantCatalogue(deps.store, tenantId, cp.defaultModel);
+  const privacyEnforced = createPrivacyLookup(deps.store, deps.config.timers.contentPolicyCacheMs);
   const signIn = createAuthRoutes({ tokens, checker, base: deps.baseAuth, metrics: deps.metrics, logger: deps.logger });
   const serviceDeps = { config: cp, metrics: deps.metrics, authenticate: (h: Headers) => auth.authenticate(h), catalogue };
   const fallback = createProcedureFallback(serviceDeps);
@@ -99,6 +105,7 @@ export function createControlPlane(deps: ControlPlaneDeps): ControlPlane {
   return {
     auth,
     catalogue,
+    privacyEnforced,
     routes: (router) => registerControlPlaneProcedures(router, serviceDeps),
     handle(req, res) {
       const path = (req.url ?? "").split("?")[0] ?? "";

@@ -16,6 +16,12 @@ export interface BidiAppendDeps {
   limits: { maxPayloadBytes: number };
   logger: Logger;
   metrics: GatewayMetrics;
+  /**
+   * The tenant's policy enforces privacy mode (docs/control-plane.md). Resolved here, once per
+   * append, so the run's ghost-mode flag on the bus is the effective one for every consumer
+   * (storage, spans, metering); absent: the client's `x-ghost-mode` alone decides.
+   */
+  privacyEnforced?: (tenantId: string) => Promise<boolean>;
 }
 
 const tracer = trace.getTracer("@byok/edge");
@@ -62,12 +68,23 @@ export function createClientAppender(deps: BidiAppendDeps) {
       throw invalidArgument(`The ${via} payload is not a valid agent.v1.AgentClientMessage (binary protobuf).`);
     }
     const ref = { tenantId: principal.tenantId, requestId };
+    let enforced = false;
+    if (!headers.ghostMode && deps.privacyEnforced) {
+      try {
+        enforced = await deps.privacyEnforced(principal.tenantId);
+      } catch (err) {
+        // Fail closed: without the tenant's policy the run's privacy mode is unknown.
+        deps.logger.error({ err: err instanceof Error ? err.name : "unknown", requestId }, `tenant policy unavailable for ${via}`);
+        deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
+        throw unavailable("The gateway could not read the tenant's privacy policy; retry shortly.");
+      }
+    }
     // Who the run belongs to, stored with the entry (next to its trace context) for the worker.
     const meta = principalMeta({
       userId: principal.userId,
       keyId: principal.keyId,
       originalRequestId: headers.originalRequestId,
-      ghostMode: headers.ghostMode,
+      ghostMode: headers.ghostMode || enforced,
     });
     const producer = { kind: SpanKind.PRODUCER, attributes: { [ATTR.requestId]: requestId, [ATTR.messagingOperation]: "send" } };
     let outcome;

@@ -36,6 +36,8 @@ export interface EdgeExtension {
   routes(router: ConnectRouter): void;
   /** True when it served the request. */
   handle(req: IncomingMessage, res: ServerResponse): boolean;
+  /** The tenant's policy enforces privacy mode: its runs are ghost-mode runs whatever the header says. */
+  privacyEnforced(tenantId: string): Promise<boolean>;
 }
 
 export type { NodeHandler };
@@ -45,16 +47,18 @@ export type { NodeHandler };
  * Works over HTTP/1.1 and HTTP/2 alike. The probe routes are the process's (libs/process).
  */
 export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
+  const cp = deps.controlPlane;
+  const appendDeps = { ...deps, ...(cp ? { privacyEnforced: (tenantId: string) => cp.privacyEnforced(tenantId) } : {}) };
   const connect = createConnectEdge({
     // Hex doubles the payload; leave room for the envelope and the other fields.
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
     routes(router) {
-      router.rpc(BidiService.method.bidiAppend, createBidiAppendHandler(deps));
+      router.rpc(BidiService.method.bidiAppend, createBidiAppendHandler(appendDeps));
       deps.controlPlane?.routes(router);
     },
   });
   const runSseFrames = createRunSseFrames(deps);
-  const runDeps = { auth: deps.auth, append: createClientAppender(deps), frames: runSseFrames, maxMessageBytes: deps.limits.maxPayloadBytes, logger: deps.logger };
+  const runDeps = { auth: deps.auth, append: createClientAppender(appendDeps), frames: runSseFrames, maxMessageBytes: deps.limits.maxPayloadBytes, logger: deps.logger };
   const serveRunRoute = (req: IncomingMessage, res: ServerResponse) => {
     const refuse = (status: number, message: string) => {
       req.resume();

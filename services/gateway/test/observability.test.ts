@@ -14,6 +14,7 @@ import {
   createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
+import { principalFromMeta } from "@byok/bus";
 import type { AgentClientMessage, AgentServerMessage } from "@byok/wire";
 import { startHarness, type Harness } from "./harness.js";
 
@@ -49,8 +50,9 @@ describe("observability through the embedded gateway", () => {
   }
 
   /** A tenant with a key and a route to the simulator; `ghostMode` sets the client's x-ghost-mode. */
-  async function tenant(id: string, limits?: Record<string, unknown>): Promise<{ client: (ghostMode?: boolean) => CursorClient; secret: string }> {
+  async function tenant(id: string, limits?: Record<string, unknown>, policy?: Record<string, unknown>): Promise<{ client: (ghostMode?: boolean | "absent") => CursorClient; secret: string }> {
     expect(await admin("POST", "/v1/tenants", { tenantId: id, name: id, ...(limits ? { limits } : {}) })).toBe(201);
+    if (policy) expect(await admin("PATCH", `/v1/tenants/${id}`, { policy })).toBe(200);
     const res = await fetch(`${h.gw.adminUrl}/v1/tenants/${id}/keys`, {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
@@ -75,7 +77,7 @@ describe("observability through the embedded gateway", () => {
     tracing = createMemoryTracing();
     const logger = createLogger({ service: "gateway", level: "info", destination: { write: (l: string) => void logLines.push(l) } });
     h = await startHarness(
-      { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_TRACE_CONTENT_TENANTS: "open-book", GATEWAY_METRICS_TENANT_LABEL: "true" },
+      { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_TRACE_CONTENT_TENANTS: "open-book,sealed-book", GATEWAY_METRICS_TENANT_LABEL: "true" },
       logger,
     );
     ws = createWorkspaceExecutor(await makeWorkspace(await mkdtemp(join(tmpdir(), "obs-ws-")), { "a.txt": "alpha\n" }));
@@ -179,6 +181,29 @@ describe("observability through the embedded gateway", () => {
     const ghostSpans = spans().filter((s) => s.spanContext().traceId === ghostRun.spanContext().traceId);
     expect(ghostSpans.some((s) => s.kind === SpanKind.CLIENT)).toBe(true);
     expect(JSON.stringify(ghostSpans.map((s) => s.attributes))).not.toMatch(/ghostly/);
+  });
+
+  it("a tenant enforcing privacy mode gets ghost-mode runs with x-ghost-mode absent or false: the bus entry says so, no prompt in spans though it opted into tracing, no content stored", async () => {
+    const sealed = await tenant("sealed-book", undefined, { privacyMode: "enforced" });
+    for (const header of ["absent", false] as const) {
+      h.sim.enqueue({ text: `a sealed answer ${header}`, usage: { inputTokens: 3, outputTokens: 2 } });
+      const requestId = rid(`sealed-${header}`);
+      const conversationId = `c-${requestId}`;
+      const r = await sealed.client(header).runTurn({ requestId, message: runRequestMessage({ text: `a sealed question ${header}`, conversationId, modelId: "obs-model" }) });
+      expect(r.end, String(header)).toEqual({ ok: true });
+      // The edge resolved the effective flag once: every consumer of the entry reads ghost mode.
+      const ref = { tenantId: "sealed-book", requestId };
+      const [first] = await h.gw.bus.readInput(ref, (await h.gw.bus.latestGeneration(ref))!.generation, 0);
+      expect(principalFromMeta(first?.trace).ghostMode, String(header)).toBe(true);
+      const run = await runSpanOf(requestId);
+      const inTrace = spans().filter((s) => s.spanContext().traceId === run.spanContext().traceId);
+      expect(inTrace.some((s) => s.kind === SpanKind.CLIENT)).toBe(true);
+      expect(JSON.stringify(inTrace.map((s) => s.attributes))).not.toMatch(/sealed (question|answer)/);
+      expect(await h.gw.store.listHistory("sealed-book", conversationId)).toHaveLength(0);
+      expect(await h.gw.store.getConversation("sealed-book", conversationId)).toBeUndefined();
+      expect(await h.gw.store.latestCheckpoint("sealed-book", conversationId)).toBeUndefined();
+      for (const id of r.blobs.keys()) expect(await h.gw.store.getBlob("sealed-book", Buffer.from(id, "hex"))).toBeUndefined();
+    }
   });
 
   it("every run metric moves by what a turn with one provider retry did", async () => {

@@ -43,6 +43,22 @@ export async function loadTenantCatalogue(store: CatalogueStore, tenantId: strin
   return { tenantId, models, defaultModel, privacyEnforced: policy.privacyMode === "enforced" };
 }
 
+const MAX_CACHED_TENANTS = 10_000;
+
+/** `privacyMode: enforced` of a tenant's policy, each answer cached for `cacheMs`. */
+export function createPrivacyLookup(store: Pick<GatewayStore, "tenants">, cacheMs: number): (tenantId: string) => Promise<boolean> {
+  const cache = new Map<string, { at: number; enforced: boolean }>();
+  return async (tenantId) => {
+    const hit = cache.get(tenantId);
+    if (hit && Date.now() - hit.at <= cacheMs) return hit.enforced;
+    const tenant = await store.tenants.get(tenantId);
+    const enforced = TenantPolicySchema.safeParse(tenant?.policy ?? {}).data?.privacyMode === "enforced";
+    if (cache.size >= MAX_CACHED_TENANTS) cache.clear();
+    cache.set(tenantId, { at: Date.now(), enforced });
+    return enforced;
+  };
+}
+
 /** The models the picker lists (hidden ones are routed but not listed). */
 export function listedModels(c: TenantCatalogue): CatalogueModel[] {
   return c.models.filter((m) => !m.hidden);

@@ -6,8 +6,8 @@ export interface CursorIdentity {
   clientType?: string;
   /** `x-cursor-client-version` (default `2.3.41`). */
   clientVersion?: string;
-  /** `x-ghost-mode` (default false). */
-  ghostMode?: boolean;
+  /** `x-ghost-mode` (default false); `"absent"`: the header is not sent. */
+  ghostMode?: boolean | "absent";
   /** `x-blob-encryption-key` (64 hex chars); omitted when undefined. */
   blobEncryptionKey?: string;
   /** Extra headers on every call; per-call headers win. */
@@ -27,8 +27,8 @@ export function cursorHeaders(requestId: string, identity: CursorIdentity, origi
     "x-cursor-client-type": identity.clientType ?? "ide",
     "x-cursor-client-version": identity.clientVersion ?? "2.3.41",
     "x-cursor-streaming": "true",
-    "x-ghost-mode": identity.ghostMode ? "true" : "false",
   };
+  if (identity.ghostMode !== "absent") h["x-ghost-mode"] = identity.ghostMode === true ? "true" : "false";
   if (identity.authToken !== undefined) h.authorization = `Bearer ${identity.authToken}`;
   if (identity.blobEncryptionKey !== undefined) h["x-blob-encryption-key"] = identity.blobEncryptionKey;
   return { ...h, ...identity.headers };
