@@ -57,6 +57,8 @@ const common: Record<string, string> = {
   GATEWAY_HEARTBEAT_MS: "60000",
 };
 const results: Record<string, ModeResult> = {};
+/** BENCH_IDLE_STREAMS=0 skips the idle-stream scenario. */
+const NO_IDLE: IdleResult = { streams: 0, heapBeforeMiB: Number.NaN, heapAfterMiB: Number.NaN, heapPerStreamKiB: Number.NaN, rssPerStreamKiB: Number.NaN };
 
 // ---- direct relay (baseline) ---------------------------------------------------------------
 // The same turns through a minimal Node relay to the same simulator: the gateway's overhead is
@@ -96,7 +98,7 @@ let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
     log(`embedded: ${TURNS} concurrent turns (throughput)`);
     const tput = await withCpu([gw.pid], () => runTurns(bs, [gw.url], TURNS, "tput"));
     log(`embedded: ${IDLE} idle streams`);
-    const idle = await idleStreams(gw, IDLE);
+    const idle = IDLE > 0 ? await idleStreams(gw, IDLE) : NO_IDLE;
     results.embedded = { ttft1, ttft50, ttft, tput, idle };
   } finally {
     await gw.kill();
@@ -141,7 +143,7 @@ let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
     const tput = await withCpu(pids, () => runTurns(bs, [ingress.url], TURNS, "tput", 0, key));
     const tputCalls = callDelta(before, await redisCommandCalls(admin));
     log(`distributed: ${IDLE} idle streams`);
-    const idle = await idleStreams(ingress, IDLE, admin, key);
+    const idle = IDLE > 0 ? await idleStreams(ingress, IDLE, admin, key) : NO_IDLE;
     log(`distributed: takeover after kill -9 (${TRIALS} trials, default lock/stall settings)`);
     const workers = [worker, await spawnProc("worker", env)];
     procs.push(workers[1]!);
