@@ -39,8 +39,11 @@ export interface ServiceProcess {
 
 export { waitFor } from "@byok/testing";
 
+/** How long one service may take to print BYOK_READY (tsx compiles on a loaded machine). */
+export const SERVICE_START_MS = 90_000;
+
 /** Spawns one service and resolves once it printed its BYOK_READY line. */
-export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = 90_000): Promise<ServiceProcess> {
+export async function spawnService(kind: ServiceKind, env: Record<string, string>, timeoutMs = SERVICE_START_MS): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", MAIN[kind]], {
     cwd: ROOT,
     env: { ...process.env, ...env, GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0" },
