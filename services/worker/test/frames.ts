@@ -17,6 +17,19 @@ export function isText(m: AgentServerMessage): boolean {
   return m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" && !m.message.value.message.value.isServerNotice;
 }
 
+/**
+ * The client-visible text after the first server notice (the re-run pass), joined: consecutive
+ * deltas may arrive merged into one frame (delta coalescing), so tests compare text, not frames.
+ */
+export function textAfterNotice(messages: readonly AgentServerMessage[]): string {
+  const noticeAt = messages.findIndex((m) => describeFrame(m).startsWith("notice:"));
+  return messages
+    .slice(noticeAt + 1)
+    .filter(isText)
+    .map((m) => (m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" ? m.message.value.message.value.text : ""))
+    .join("");
+}
+
 /** Every frame of a generation's output stream, read with XRANGE (field `f`). */
 export async function xrangeFrames(redis: Redis, keyPrefix: string, ref: RequestRef, generation: number): Promise<Uint8Array[]> {
   const key = requestKeys(keyPrefix, ref).generation(generation).output;
