@@ -3,29 +3,25 @@
 // on the run's own path (a store write) or by a task beside it (a model attempt's admission).
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryBus, type Bus } from "@byok/bus";
-import { createStore, type Store } from "@byok/store";
+import type { Bus } from "@byok/bus";
+import type { Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, ErrorDetails_Error, ErrorDetailsSchema } from "@byok/wire";
 import { createInProcessDispatcher, UNMETERED, type RunMeter } from "../src/index.js";
-import { testEngine, waitFor } from "./engine-fixture.js";
+import { startEngineWorld, testEngine, waitFor, type EngineWorld } from "./engine-fixture.js";
 
 describe("an engine crash in embedded mode", () => {
   let sim: Simulator;
   let bus: Bus;
   let store: Store;
 
+  let world: EngineWorld;
   beforeAll(async () => {
-    sim = await startSimulator();
-    bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
-    store = await createStore({ driver: "pglite" });
+    world = await startEngineWorld();
+    ({ sim, bus, store } = world);
   });
-  afterAll(async () => {
-    await bus.close();
-    await store.close();
-    await sim.close();
-  });
+  afterAll(async () => world.close());
 
   function dispatcherWith(faults: { store?: Partial<Store>; meter?: Partial<RunMeter> }) {
     const engine = testEngine(sim, bus, { ...store, ...faults.store }, { meter: { ...UNMETERED, ...faults.meter } });

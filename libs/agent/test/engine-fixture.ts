@@ -1,13 +1,37 @@
 // What the engine tests share: one fixed simulator target, short timers, and the client's side
 // of the KV handshake (every set_blob_args acknowledged through the input).
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import type { Bus, RequestRef } from "@byok/bus";
+import { createMemoryBus, type Bus, type RequestRef } from "@byok/bus";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
-import type { Store } from "@byok/store";
+import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import type { Simulator } from "@byok/testing";
+import { startSimulator, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
 import { createRunEngine, type RunEngine, type RunEngineDeps } from "../src/index.js";
+
+/** What an in-process engine test runs against: a simulator, a memory bus and an in-memory PGlite store. */
+export interface EngineWorld {
+  sim: Simulator;
+  bus: Bus;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export async function startEngineWorld(): Promise<EngineWorld> {
+  const sim = await startSimulator();
+  const bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
+  const store = await createStore({ driver: "pglite" });
+  return {
+    sim,
+    bus,
+    store,
+    async close() {
+      await bus.close();
+      await store.close();
+      await sim.close();
+    },
+  };
+}
 
 export function testEngine(sim: Simulator, bus: Bus, store: Store, extra: Partial<RunEngineDeps> = {}): RunEngine {
   return createRunEngine({

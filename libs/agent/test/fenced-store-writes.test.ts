@@ -6,26 +6,22 @@
 // so its next step records the stale answer before any bus write could tell it was fenced.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryBus, type Bus } from "@byok/bus";
-import { createStore, type Store } from "@byok/store";
-import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import type { Bus } from "@byok/bus";
+import type { Store } from "@byok/store";
+import { runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
-import { ackKv, testEngine } from "./engine-fixture.js";
+import { ackKv, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
 describe("store writes of a fenced-out owner", () => {
   let sim: Simulator;
   let bus: Bus;
   let store: Store;
+  let world: EngineWorld;
   beforeAll(async () => {
-    sim = await startSimulator();
-    bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
-    store = await createStore({ driver: "pglite" });
+    world = await startEngineWorld();
+    ({ sim, bus, store } = world);
   });
-  afterAll(async () => {
-    await bus.close();
-    await store.close();
-    await sim.close();
-  });
+  afterAll(async () => world.close());
 
   it("are refused: one assistant message for the pass, the new owner's", async () => {
     sim.enqueue(

@@ -3,13 +3,13 @@
 // after a notice, never re-emitting frames the client already has; the takeover's metrics.
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryBus, type Bus } from "@byok/bus";
-import { createStore, type Store } from "@byok/store";
+import type { Bus } from "@byok/bus";
+import type { Store } from "@byok/store";
 import { createMetrics, type GatewayMetrics } from "@byok/telemetry";
-import { metricSum, parsePrometheus, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { metricSum, parsePrometheus, runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
 import type { RunEngine } from "../src/index.js";
-import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
+import { ackKv, describeFrame, startEngineWorld, testEngine, waitFor, type EngineWorld } from "./engine-fixture.js";
 
 describe("takeover of a live run", () => {
   let sim: Simulator;
@@ -17,17 +17,14 @@ describe("takeover of a live run", () => {
   let store: Store;
   let engine: () => RunEngine;
 
+  let world: EngineWorld;
+
   beforeAll(async () => {
-    sim = await startSimulator();
-    bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
-    store = await createStore({ driver: "pglite" });
+    world = await startEngineWorld();
+    ({ sim, bus, store } = world);
     engine = () => testEngine(sim, bus, store);
   });
-  afterAll(async () => {
-    await bus.close();
-    await store.close();
-    await sim.close();
-  });
+  afterAll(async () => world.close());
 
   it("continues on the new owner with a notice between the attempts and fences the old one", async () => {
     sim.enqueue(
