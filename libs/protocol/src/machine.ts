@@ -20,8 +20,8 @@ import {
   onExecControl, onExecMessage, onInteractionResponse, onToolTimeout, onWebSearchResult, restartToolTimers, startTools,
 } from "./tool-loop.js";
 
-export type { Effect, HistoryRecord, Phase, RunEvent, RunPolicy, RunState } from "./run-types.js";
-export { toolContextOf, type ToolLoop, type PendingTool } from "./tool-loop.js";
+export type { Effect, HistoryRecord, PendingTool, Phase, RunEvent, RunPolicy, RunState, ToolLoop } from "./run-types.js";
+export { toolContextOf } from "./tool-loop.js";
 export { DEFAULT_CONTEXT_WINDOW, modelCallIdFor } from "./transition.js";
 
 /**

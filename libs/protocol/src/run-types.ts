@@ -1,15 +1,15 @@
 import type { AgentMode, AgentServerMessage, PrewarmRequest, TodoItem } from "@byok/wire";
-import type { ProviderEvent, Usage } from "@byok/providers";
+import type { ProviderEvent, ToolCallPart, Usage } from "@byok/providers";
 import type { Blob } from "./blobs.js";
 import type { ClientEvent } from "./classify.js";
 import type { TurnView } from "./checkpoint.js";
 import type { EndDecision, RunError } from "./errors.js";
 import type { OutputGate } from "./gate.js";
 import type { RunStart } from "./run-request.js";
-import type { ToolLoop } from "./tool-loop.js";
+import type { EditState, ExecPlan, ShellAgg, ToolPlan } from "./tools/index.js";
 import type { AttemptTranslation } from "./translate.js";
 
-/** The run's state types, shared by machine.ts and tool-loop.ts. */
+/** The run's state types, shared by machine.ts, tool-loop.ts and the other transitions. */
 export type Phase = "awaiting_run" | "importing" | "model_call" | "tools" | "finishing" | "ended";
 
 export interface RunState {
@@ -58,6 +58,36 @@ export interface RunState {
   readonly compactedInTurn: boolean;
   /** Import of a client-held conversation in progress: blobs resolved so far, gets in flight. */
   readonly importing: { have: ReadonlyMap<string, Uint8Array>; pending: ReadonlyMap<number, string> } | undefined;
+}
+
+/** The tool phase's state (tool-loop.ts drives it): the tool calls of one model pass. */
+export interface ToolLoop {
+  readonly modelCallId: string;
+  /** Next exec bridge id (uint32, never 0) and interaction id; they keep counting across passes. */
+  readonly nextExecId: number;
+  readonly nextInteractionId: number;
+  readonly calls: readonly PendingTool[];
+}
+
+export type Bridge =
+  | { kind: "exec"; id: number; execId: string }
+  | { kind: "interaction"; id: number }
+  | { kind: "await"; id: number }
+  | { kind: "web_search"; id: number };
+
+export interface PendingTool {
+  /** The model's call as it arrived (a new owner re-plans from it after a takeover). */
+  readonly call: ToolCallPart;
+  readonly callId: string;
+  readonly toolName: string;
+  readonly plan: ToolPlan;
+  /** What the call currently waits on; undefined once done. */
+  readonly bridge: Bridge | undefined;
+  readonly shell: ShellAgg | undefined;
+  readonly edit: EditState | undefined;
+  /** WebFetch after approval runs as this exec. */
+  readonly execPlan: ExecPlan | undefined;
+  readonly done: boolean;
 }
 
 /** Gateway policy a run needs to decide things (from configuration). */

@@ -4,10 +4,10 @@ import type { ReasoningPart, ToolCallPart, Usage } from "@byok/providers";
 import type { EndDecision } from "./errors.js";
 import { heldEnd, openGate } from "./gate.js";
 import type { RunStart } from "./run-request.js";
-import type { Phase, RunPolicy, RunState } from "./run-types.js";
+import type { Bridge, PendingTool, Phase, RunPolicy, RunState, ToolLoop } from "./run-types.js";
 import { initialRunState } from "./machine.js";
 import { startShell, planToolCall, type EditState } from "./tools/index.js";
-import { toolContextOf, type Bridge, type PendingTool, type ToolLoop } from "./tool-loop.js";
+import { toolContextOf } from "./tool-loop.js";
 
 /**
  * The durable, JSON-safe form of a live run's state (docs/architecture.md property 5): what a new

@@ -2,12 +2,11 @@ import type { ExecClientControlMessage, ExecClientMessage, InteractionResponse, 
 import type { ToolCallPart } from "@byok/providers";
 import { frames } from "./frames.js";
 import type { TurnView } from "./checkpoint.js";
-import type { Draft, HistoryRecord, RunState } from "./run-types.js";
+import type { Draft, HistoryRecord, PendingTool, RunState, ToolLoop } from "./run-types.js";
 import {
   applyShellEvent, completeAwaitShell, completeExec, completeInteraction, completeWebSearch, continueEdit, failShell,
   interruptedOutcome, planToolCall, startShell, toolErrorOutcome,
-  type EditState, type ExecPlan, type ExecRequest, type InteractionPlan, type ShellAgg, type ToolContext, type ToolOutcome,
-  type ToolPlan,
+  type ExecPlan, type ExecRequest, type InteractionPlan, type ToolContext, type ToolOutcome,
 } from "./tools/index.js";
 
 /**
@@ -18,35 +17,8 @@ import {
  *
  * Frame order per call: tool_call_started → checkpoint (call in pending_tool_calls) →
  * exec_server_message / interaction_query; on the result: tool_call_completed → checkpoint.
+ * Its state types (ToolLoop, PendingTool, Bridge) are in run-types.ts.
  */
-export interface ToolLoop {
-  readonly modelCallId: string;
-  /** Next exec bridge id (uint32, never 0) and interaction id; they keep counting across passes. */
-  readonly nextExecId: number;
-  readonly nextInteractionId: number;
-  readonly calls: readonly PendingTool[];
-}
-
-export type Bridge =
-  | { kind: "exec"; id: number; execId: string }
-  | { kind: "interaction"; id: number }
-  | { kind: "await"; id: number }
-  | { kind: "web_search"; id: number };
-
-export interface PendingTool {
-  /** The model's call as it arrived (a new owner re-plans from it after a takeover). */
-  readonly call: ToolCallPart;
-  readonly callId: string;
-  readonly toolName: string;
-  readonly plan: ToolPlan;
-  /** What the call currently waits on; undefined once done. */
-  readonly bridge: Bridge | undefined;
-  readonly shell: ShellAgg | undefined;
-  readonly edit: EditState | undefined;
-  /** WebFetch after approval runs as this exec. */
-  readonly execPlan: ExecPlan | undefined;
-  readonly done: boolean;
-}
 
 type Step = { state: RunState; drafts: Draft[] };
 

@@ -6,7 +6,7 @@ import { applyReplace, lineDiff } from "./edit-apply.js";
 import { MAX_LIST_ENTRIES, capUi, truncateHead } from "./limits.js";
 import { outcome, toolCall } from "./outcome.js";
 import type { EditToolInput } from "./specs.js";
-import type { EditPlan, ExecRequest, ExecResult, ToolOutcome } from "./types.js";
+import type { EditPlan, EditState, ExecRequest, ExecResult, ToolOutcome } from "./types.js";
 
 /**
  * The string-replace Edit as a pure sub-machine (docs/protocol.md "Bridges": read → apply →
@@ -22,20 +22,6 @@ import type { EditPlan, ExecRequest, ExecResult, ToolOutcome } from "./types.js"
  * `old_string` creates the file with `new_string`. Every `done` outcome carries an
  * `edit_tool_call` with the matching `EditResult` branch.
  */
-export interface EditState {
-  readonly callId: string;
-  readonly toolName: string;
-  readonly input: EditToolInput;
-  readonly phase: "reading" | "writing" | "reading_back";
-  /** File content before the edit ("" when creating). */
-  readonly before: string;
-  /** Content written. */
-  readonly after: string;
-  /** Occurrences replaced. */
-  readonly count: number;
-  readonly creating: boolean;
-}
-
 export type EditStep = { kind: "exec"; state: EditState; exec: ExecRequest } | { kind: "done"; outcome: ToolOutcome };
 
 function readExec(s: EditState): ExecRequest {

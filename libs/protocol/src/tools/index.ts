@@ -16,7 +16,7 @@ export { planToolCall, refuse } from "./plan.js";
 export { GLOB_MATCH_ALL_PATTERN } from "./plan-files.js";
 export { DEFAULT_SHELL_TIMEOUT_MS, DEFAULT_AWAIT_BLOCK_MS } from "./plan-shell.js";
 export { SWITCH_MODE_TARGETS } from "./plan-agentic.js";
-export { startEdit, continueEdit, type EditState, type EditStep } from "./edit.js";
+export { startEdit, continueEdit, type EditStep } from "./edit.js";
 export { mergeTodos } from "./todos.js";
 export * from "./limits.js";
 export { completeExec, toolErrorOutcome, expectedResultCases, resultMatches } from "./complete.js";

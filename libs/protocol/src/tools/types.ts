@@ -2,7 +2,7 @@ import type {
   AgentMode, AwaitArgs, ExecClientMessage, ExecServerMessage, InteractionQuery, InteractionResponse,
   McpToolDefinition, TodoItem, ToolCall, WebSearchArgs,
 } from "@byok/wire";
-import type { EditState } from "./edit.js";
+import type { EditToolInput } from "./specs.js";
 
 /** What the tool layer needs to know about the run. Plain data; the engine builds it per provider pass. */
 export interface ToolContext {
@@ -79,6 +79,21 @@ export interface InteractionPlan extends PlanBase {
   query: InteractionRequest;
   /** SwitchMode only: the mode the run was in (for `SwitchModeSuccess.from_mode_id`). */
   fromMode?: string;
+}
+
+/** Where a server-composed edit is (edit.ts drives it): read, write, read back. */
+export interface EditState {
+  readonly callId: string;
+  readonly toolName: string;
+  readonly input: EditToolInput;
+  readonly phase: "reading" | "writing" | "reading_back";
+  /** File content before the edit ("" when creating). */
+  readonly before: string;
+  /** Content written. */
+  readonly after: string;
+  /** Occurrences replaced. */
+  readonly count: number;
+  readonly creating: boolean;
 }
 
 /** A server-composed string-replace edit: send `exec` (read_args), then drive `continueEdit`. */
