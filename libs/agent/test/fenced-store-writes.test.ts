@@ -7,6 +7,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@byok/bus";
+import { isCallingModel, type Phase } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
@@ -40,8 +41,8 @@ describe("store writes of a fenced-out owner", () => {
       ...bus,
       saveSnapshot: async (...args) => {
         const r = await bus.saveSnapshot(...args);
-        const snap = JSON.parse(new TextDecoder().decode(args[3])) as { state: { phase: string } };
-        if (snap.state.phase === "model_call") await resumed;
+        const snap = JSON.parse(new TextDecoder().decode(args[3])) as { state: { phase: Phase } };
+        if (isCallingModel(snap.state)) await resumed;
         return r;
       },
     };

@@ -8,6 +8,9 @@ export { connectCode, connectErrorFor, endStatusError } from "./connect-error.js
 export * from "./translate.js";
 export * from "./checkpoint.js";
 export * from "./machine.js";
+export {
+  isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition, type TransitionCause,
+} from "./phase.js";
 export * from "./tools/index.js";
 export * from "./gate.js";
 export * from "./blobs.js";

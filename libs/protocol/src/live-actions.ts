@@ -1,4 +1,5 @@
 import type { ClientEvent } from "./classify.js";
+import { isInTurn, isRunningTools } from "./phase.js";
 import { frames } from "./frames.js";
 import type { Effect, RunState } from "./run-types.js";
 import { backgroundCall, cancelSubagent, onBackgroundCompletions } from "./tool-loop.js";
@@ -10,14 +11,14 @@ export function onLiveAction(s: RunState, action: Extract<ClientEvent, { kind: "
   switch (a.case) {
     case "backgroundShellAction":
     case "backgroundSubagentAction":
-      return s.phase === "tools" ? toolStep(backgroundCall(s, a.value.toolCallId)) : ignored(s, a.case);
+      return isRunningTools(s) ? toolStep(backgroundCall(s, a.value.toolCallId)) : ignored(s, a.case);
     case "cancelSubagentAction":
-      return s.phase === "tools" ? toolStep(cancelSubagent(s, a.value.subagentId)) : ignored(s, a.case);
+      return isRunningTools(s) ? toolStep(cancelSubagent(s, a.value.subagentId)) : ignored(s, a.case);
     case "backgroundTaskCompletionAction":
-      return s.phase === "tools" ? toolStep(onBackgroundCompletions(s, a.value.completions)) : ignored(s, a.case);
+      return isRunningTools(s) ? toolStep(onBackgroundCompletions(s, a.value.completions)) : ignored(s, a.case);
     case "injectContextAction": {
       const { injectionId, expectedRunId } = a.value;
-      const live = s.phase === "model_call" || s.phase === "tools";
+      const live = isInTurn(s);
       const reason = !live
         ? "the run is not running"
         : expectedRunId && s.run?.runId && expectedRunId !== s.run.runId

@@ -3,6 +3,7 @@ import { AgentMode, ConversationStateStructureSchema, ExecuteHookArgsSchema } fr
 import type { ClientEvent } from "./classify.js";
 import { endFor } from "./errors.js";
 import { frames } from "./frames.js";
+import { causeOf, enter, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition } from "./phase.js";
 import { gateBlobResult, gateCheckpoint, gateFlushAll, gateTimeout, openGate } from "./gate.js";
 import { readRunStart } from "./run-request.js";
 import { blobId, blobKey } from "./blobs.js";
@@ -25,14 +26,10 @@ export { toolContextOf } from "./tool-loop.js";
 export { DEFAULT_CONTEXT_WINDOW, modelCallIdFor } from "./transition.js";
 
 /**
- * The per-generation run state machine. Pure: `step(state, event)` returns the next state and
- * the effects the engine must carry out, in order. No I/O, no timers, no randomness.
- *
- *   awaiting_run ─run_request─▶ [importing ─blobs─▶] model_call ─completed─▶ finishing ─blobs acked / timeout─▶ ended (ok)
- *        │  (prewarm: checkpoint, wait)         │  ▲  ├─tool calls─▶ tools ─all answered─▶ model_call (next pass)
- *        │                                      │  │  ├─retry / compaction─▶ model_call (next attempt / summary pass)
- *        │                                      └──┴──┴─failed / cancel / superseded / reader gone / cap─▶ (finishing ▶) ended (error)
- *        └─cancel / reader gone / prewarm TTL─▶ ended
+ * The per-generation run state machine. Pure: `step(state, event)` returns the next state,
+ * the effects the engine must carry out, in order, and the phase change it made (which the
+ * engine records). No I/O, no timers, no randomness. The phases are drawn in
+ * libs/protocol/README.md; phase.ts asks and changes them.
  *
  * Split by concern: run-start.ts (starting, import, prewarm), tool-loop.ts (tool phase),
  * live-actions.ts (actions on a live run), compaction.ts, transition.ts (shared machinery).
@@ -51,22 +48,27 @@ export function initialRunState(requestId: string, generation: number, policy: R
   };
 }
 
+/** One step: the next state, the effects to carry out in order, and the phase change if any. */
+export interface StepResult {
+  state: RunState;
+  effects: Effect[];
+  transition: Transition | undefined;
+}
 
+export function step(s: RunState, ev: RunEvent): StepResult {
+  const r = advance(s, ev);
+  const transition = r.state.phase === s.phase ? undefined : { from: s.phase, to: r.state.phase, cause: causeOf(ev) };
+  return { ...r, transition };
+}
 
-
-
-
-
-
-
-export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
-  if (s.phase === "ended") return { state: s, effects: [] };
-  if (s.phase === "finishing") return onFinishing(s, ev);
+function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
+  if (isEnded(s)) return { state: s, effects: [] };
+  if (isFinishing(s)) return onFinishing(s, ev);
   switch (ev.type) {
     case "client":
       return onClient(s, ev.event);
     case "model": {
-      if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
+      if (!isCallingModel(s) || !s.current) return { state: s, effects: [] };
       const r = translateEvent(s.current, ev.event, ev.nowMs);
       const summarizing = s.run?.kind === "summarize" || s.compacting !== undefined;
       // A summary pass streams nothing to the chat: its text becomes the `summary` update.
@@ -118,7 +120,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return gated(done, drafts);
     }
     case "model_retry": {
-      if (s.phase !== "model_call" || !s.current) return { state: s, effects: [] };
+      if (!isCallingModel(s) || !s.current) return { state: s, effects: [] };
       const drafts: Draft[] = [];
       const out = attemptOutput(s.current, s.attempt);
       // Output the client already saw stays in history, marked interrupted; the re-run starts
@@ -148,7 +150,7 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "reader_gone":
       // Nobody is there to acknowledge checkpoint blobs: history keeps the partial output.
       return endInterrupted(s, endFor({ kind: "canceled", message: "The client went away and did not reconnect in time; the run was canceled." }), {
-        abort: s.phase === "model_call",
+        abort: isCallingModel(s),
         checkpoint: false,
         interruptedBy: "The user's editor disconnected while this tool call was pending",
       });
@@ -157,31 +159,31 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       return endInterrupted(
         s,
         endFor({ kind: "output_cap", message: `The run produced more than ${ev.limit} frames, the gateway's output limit for one run.` }),
-        { abort: s.phase === "model_call", checkpoint: false, interruptedBy: "The run reached the gateway's output limit while this tool call was pending" },
+        { abort: isCallingModel(s), checkpoint: false, interruptedBy: "The run reached the gateway's output limit while this tool call was pending" },
       );
     case "kv_timeout": {
       return fromGate(s, gateTimeout(s.gate, ev.seq));
     }
     case "resume":
-      if (s.phase === "model_call" && s.current) return step(s, { type: "model_retry", notice: ev.notice, usage: undefined });
+      if (isCallingModel(s) && s.current) return advance(s, { type: "model_retry", notice: ev.notice, usage: undefined });
       // Waiting on tools: the previous owner's timers died with it; start them again.
-      if (s.phase === "tools") return { state: s, effects: restartToolTimers(s) };
+      if (isRunningTools(s)) return { state: s, effects: restartToolTimers(s) };
       return { state: s, effects: [] };
     case "tool_timeout":
       if (s.compacting?.hook?.id === ev.bridgeId) return afterPreCompact(s, undefined);
-      return s.phase === "tools" ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
+      return isRunningTools(s) ? toolStep(onToolTimeout(s, ev.callId, ev.bridgeId)) : { state: s, effects: [] };
     case "history_state": {
-      if (s.phase !== "importing" || !s.run) return { state: s, effects: [] };
-      if (ev.known) return beginRun({ ...s, phase: "awaiting_run" });
+      if (!isImporting(s) || !s.run) return { state: s, effects: [] };
+      if (ev.known) return beginRun(enter(s, "awaiting_run"));
       const v = verifiedBlobs(s.run.preFetchedBlobs);
       const r = continueImport(s, v.have, new Map());
       const log: Effect[] = v.rejected ? [{ type: "log", level: "warn", message: "pre-fetched blobs failed SHA-256 verification and were ignored", fields: { rejected: v.rejected } }] : [];
       return { state: r.state, effects: [...log, ...r.effects] };
     }
     case "import_timeout":
-      return s.phase === "importing" && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
+      return isImporting(s) && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
     case "compaction_needed": {
-      if (s.phase !== "model_call" || !s.current || s.compacting || s.compactedInTurn) return { state: s, effects: [] };
+      if (!isCallingModel(s) || !s.current || s.compacting || s.compactedInTurn) return { state: s, effects: [] };
       // summary_started → [pre_compact hook] → a summary pass (not streamed) → summary → summary_completed.
       // After a provider's refusal the summary pass is the call's next attempt, after a notice.
       const refused = ev.refused;
@@ -214,26 +216,26 @@ export function step(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       ]);
     }
     case "superseded":
-      if (s.phase === "awaiting_run" || s.phase === "importing") return { state: s, effects: [] };
+      if (isAwaitingRun(s) || isImporting(s)) return { state: s, effects: [] };
       return endInterrupted(s, endFor({ kind: "canceled", message: "A newer run in this conversation superseded this one." }), {
-        abort: s.phase === "model_call",
+        abort: isCallingModel(s),
         checkpoint: false,
         interruptedBy: "The user sent a new message while this tool call was pending",
       });
     case "prewarm_expired":
-      return s.phase === "awaiting_run" && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
+      return isAwaitingRun(s) && s.prewarm ? gated(s, [{ type: "end", decision: { ok: true } }]) : { state: s, effects: [] };
     case "nothing_to_resume":
       // Resume with nothing waiting or interrupted: end cleanly.
       return gated({ ...s, current: undefined }, [{ type: "abort_model_call" }, { type: "checkpoint", steps: s.steps }, { type: "end", decision: { ok: true } }]);
     case "web_search_result":
-      return s.phase === "tools" ? toolStep(onWebSearchResult(s, ev.callId, ev.result)) : { state: s, effects: [] };
+      return isRunningTools(s) ? toolStep(onWebSearchResult(s, ev.callId, ev.result)) : { state: s, effects: [] };
   }
 }
 
 function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effect[] } {
   switch (e.kind) {
     case "run_request": {
-      if (s.phase !== "awaiting_run") {
+      if (!isAwaitingRun(s)) {
         return { state: s, effects: [{ type: "log", level: "warn", message: "second run_request in one generation ignored" }] };
       }
       const prewarm = s.prewarm ?? e.sharedPrewarm;
@@ -245,12 +247,12 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       };
       if (run.conversationState?.turns.length) {
         // The client holds earlier turns: import them unless the store already has the conversation.
-        return { state: { ...opened, phase: "importing" }, effects: [{ type: "check_history", conversationId: run.conversationId }] };
+        return { state: enter(opened, "importing"), effects: [{ type: "check_history", conversationId: run.conversationId }] };
       }
       return beginRun(opened);
     }
     case "prewarm_request": {
-      if (s.phase !== "awaiting_run" || s.prewarm) return ignored(s, e.kind);
+      if (!isAwaitingRun(s) || s.prewarm) return ignored(s, e.kind);
       // Prepare without calling a provider: the client's state as the first checkpoint, then
       // heartbeats (from the ingress) until the run_request comes or the TTL ends it with {}.
       const base = e.request.conversationState ? clone(ConversationStateStructureSchema, e.request.conversationState) : create(ConversationStateStructureSchema, {});
@@ -264,8 +266,8 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
         const cancel = e.action.action.case === "cancelAction" ? e.action.action.value : undefined;
         const reason = cancel?.reason;
         return endInterrupted(s, endFor({ kind: "canceled", message: reason ? `Canceled: ${reason}` : "Canceled by the client." }), {
-          abort: s.phase === "model_call",
-          checkpoint: s.phase === "model_call" || s.phase === "tools",
+          abort: isCallingModel(s),
+          checkpoint: isInTurn(s),
           interruptedBy: "The user canceled the run while this tool call was pending",
           resolutions: cancel?.interruptedPendingToolCallResolutions?.resolutions ?? [],
         });
@@ -279,11 +281,11 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
         const r = m.case === "executeHookResult" ? m.value.response?.response : undefined;
         return afterPreCompact(s, r?.case === "preCompact" ? r.value.userMessage : undefined);
       }
-      return s.phase === "tools" ? toolStep(onExecMessage(s, e.message)) : ignored(s, e.kind);
+      return isRunningTools(s) ? toolStep(onExecMessage(s, e.message)) : ignored(s, e.kind);
     case "exec_client_control_message":
-      return s.phase === "tools" ? toolStep(onExecControl(s, e.message)) : { state: s, effects: [] };
+      return isRunningTools(s) ? toolStep(onExecControl(s, e.message)) : { state: s, effects: [] };
     case "interaction_response":
-      return s.phase === "tools" ? toolStep(onInteractionResponse(s, e.message)) : ignored(s, e.kind);
+      return isRunningTools(s) ? toolStep(onInteractionResponse(s, e.message)) : ignored(s, e.kind);
     case "unknown":
       if (s.unknownLogged) return { state: s, effects: [] };
       return {
@@ -294,16 +296,6 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       return { state: s, effects: [] };
   }
 }
-
-
-
-
-
-
-
-
-
-
 
 function onKv(s: RunState, e: Extract<ClientEvent, { kind: "kv_client_message" }>): { state: RunState; effects: Effect[] } {
   const m = e.message.message;
@@ -343,7 +335,7 @@ function onFinishing(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
       const drafts: Draft[] = [{ type: "checkpoint", steps: s.steps }];
       if (ev.heldEnd.ok) drafts.push({ type: "emit", frames: [frames.turnEnded(s.usage)] });
       drafts.push({ type: "end", decision: ev.heldEnd });
-      return gated({ ...s, phase: "model_call" }, drafts);
+      return gated(enter(s, "model_call"), drafts);
     }
     default:
       return { state: s, effects: [] };

@@ -2,6 +2,7 @@ import { clone } from "@bufbuild/protobuf";
 import { AgentRunRequestSchema, type AgentRunRequest, type PrewarmRequest } from "@byok/wire";
 import { blobKey } from "./blobs.js";
 import { frames } from "./frames.js";
+import { enter } from "./phase.js";
 import { gateBlobGets } from "./gate.js";
 import { importedHistory, missingBlobs } from "./import.js";
 import type { RunStart } from "./run-request.js";
@@ -20,14 +21,14 @@ export function beginRun(opened: RunState): { state: RunState; effects: Effect[]
     : [];
   if (run.kind === "shell_command") {
     // Recorded into the conversation; no provider call.
-    return gated({ ...opened, phase: "model_call" }, [
+    return gated(enter(opened, "model_call"), [
       { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
       { type: "checkpoint", steps: [] },
       { type: "emit", frames: [frames.turnEnded(s.usage)] },
       { type: "end", decision: { ok: true } },
     ]);
   }
-  const started: RunState = { ...opened, phase: "model_call", modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
+  const started: RunState = { ...enter(opened, "model_call"), modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
   return gated(started, [
     ...userEntry,
     { type: "checkpoint", steps: [] },
@@ -54,7 +55,7 @@ export function continueImport(s: RunState, have: ReadonlyMap<string, Uint8Array
 export function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>): { state: RunState; effects: Effect[] } {
   const entries = importedHistory(s.run!.conversationState?.turns ?? [], have);
   const blobs = [...have].map(([k, data]) => ({ id: new Uint8Array(Buffer.from(k, "hex")), data }));
-  const begun = beginRun({ ...s, phase: "awaiting_run", importing: undefined });
+  const begun = beginRun(enter({ ...s, importing: undefined }, "awaiting_run"));
   const pre: Effect[] = [];
   if (blobs.length) pre.push({ type: "store_blobs", blobs });
   if (entries.length) pre.push({ type: "record_history", entries });

@@ -1,6 +1,7 @@
 import type { ExecClientControlMessage, ExecClientMessage, InteractionResponse, InterruptedPendingToolCallResolution, ToolCall } from "@byok/wire";
 import type { ToolCallPart } from "@byok/providers";
 import { frames } from "./frames.js";
+import { enter } from "./phase.js";
 import type { TurnView } from "./checkpoint.js";
 import type { Draft, HistoryRecord, PendingTool, RunState, ToolLoop } from "./run-types.js";
 import {
@@ -99,7 +100,7 @@ export function startTools(s: RunState, calls: readonly ToolCallPart[], modelCal
       }
     }
   }
-  let state: RunState = { ...s, phase: "tools", tools: { modelCallId, nextExecId, nextInteractionId, calls: pending } };
+  let state: RunState = enter({ ...s, tools: { modelCallId, nextExecId, nextInteractionId, calls: pending } }, "tools");
   const waiting = pending.filter((p) => !immediate.some((i) => i.callId === p.callId)).map((p) => p.callId);
   const drafts: Draft[] = [...started];
   if (waiting.length) drafts.push({ type: "checkpoint", steps: state.steps, pendingToolCalls: waiting }, ...bridges);

@@ -4,6 +4,7 @@ import {
   endHeld, gateCheckpoint, gateEnd, gateFrames, type GateResult,
 } from "./gate.js";
 import { frames } from "./frames.js";
+import { enter, isRunningTools } from "./phase.js";
 import type { InterruptedPendingToolCallResolution } from "@byok/wire";
 import { abortPendingExecs, interruptPendingCalls } from "./tool-loop.js";
 import type { AttemptTranslation } from "./translate.js";
@@ -48,13 +49,13 @@ export function gated(s: RunState, drafts: Draft[]): { state: RunState; effects:
         take(gateFrames(cur.gate, cur.injections.map((i) => frames.contextInjection(i.id, "delivered", { step: n }))));
         cur = { ...cur, injections: [] };
       }
-      cur = { ...cur, phase: "model_call", modelCalls: n, attempt: 1, current: startAttempt(modelCallId) };
+      cur = { ...enter(cur, "model_call"), modelCalls: n, attempt: 1, current: startAttempt(modelCallId) };
       effects.push({ type: "start_model_call", modelCallId, attempt: 1 });
     } else effects.push(d);
   }
   const ended = effects.some((e) => e.type === "end");
   const phase: Phase = ended ? "ended" : endHeld(cur.gate) ? "finishing" : cur.phase;
-  return { state: { ...cur, phase }, effects };
+  return { state: enter(cur, phase), effects };
 }
 
 /** Runs a tool-loop step and gates its drafts. */
@@ -66,7 +67,7 @@ export function toolStep(r: { state: RunState; drafts: Draft[] }): { state: RunS
 export function fromGate(s: RunState, r: GateResult): { state: RunState; effects: Effect[] } {
   const ended = r.effects.some((e) => e.type === "end");
   const phase: Phase = ended ? "ended" : endHeld(r.gate) ? "finishing" : s.phase;
-  return { state: { ...s, gate: r.gate, phase }, effects: r.effects };
+  return { state: enter({ ...s, gate: r.gate }, phase), effects: r.effects };
 }
 
 export function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolCalls: readonly string[] = []) {
@@ -112,7 +113,7 @@ export function endInterrupted(
   const drafts: Draft[] = [];
   if (opts.abort) drafts.push({ type: "abort_model_call" });
   let steps = s.steps;
-  if (s.phase === "tools") {
+  if (isRunningTools(s)) {
     // Pending client executions are aborted (docs/protocol.md "Ending a stream") and answered in history.
     drafts.push(...abortPendingExecs(s));
     const r = interruptPendingCalls(s, opts.interruptedBy, opts.resolutions ?? []);

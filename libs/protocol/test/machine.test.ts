@@ -5,7 +5,8 @@ import {
 } from "@byok/wire";
 import type { Usage } from "@byok/providers";
 import {
-  classifyClientMessage, decodeClientMessage, initialRunState, step, type Effect, type RunEvent, type RunState,
+  classifyClientMessage, decodeClientMessage, initialRunState, isCallingModel, isFinishing, isInTurn, isRunningTools, step,
+  type Effect, type RunEvent, type RunState, type Transition,
 } from "../src/index.js";
 
 const usage: Usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 0, reasoningTokens: 1, estimated: false };
@@ -28,14 +29,16 @@ function runRequestEvent(text: string): RunEvent {
 }
 
 /** Feeds events; like a Cursor client, acknowledges every set_blob_args at once (unless told not to). */
-function run(events: RunEvent[], opts: { ackKv: boolean } = { ackKv: true }): { state: RunState; effects: Effect[] } {
+function run(events: RunEvent[], opts: { ackKv: boolean } = { ackKv: true }): { state: RunState; effects: Effect[]; transitions: Transition[] } {
   let state = initialRunState("req-1", 1);
   const effects: Effect[] = [];
+  const transitions: Transition[] = [];
   const queue = [...events];
   while (queue.length) {
     const r = step(state, queue.shift()!);
     state = r.state;
     effects.push(...r.effects);
+    if (r.transition) transitions.push(r.transition);
     if (!opts.ackKv) continue;
     const acks: RunEvent[] = [];
     for (const f of r.effects.flatMap((e) => (e.type === "emit" ? e.frames : []))) {
@@ -45,7 +48,7 @@ function run(events: RunEvent[], opts: { ackKv: boolean } = { ackKv: true }): { 
     }
     queue.unshift(...acks);
   }
-  return { state, effects };
+  return { state, effects, transitions };
 }
 
 /** Emitted frames, without the KV handshake frames. */
@@ -210,5 +213,47 @@ describe("takeover while waiting on tools", () => {
     expect(restored.tools?.calls[0]?.bridge).toEqual(state.tools?.calls[0]?.bridge);
     const r = step(restored, { type: "resume", notice: "moved", heldEnd: undefined });
     expect(r.effects).toEqual([{ type: "tool_timer", callId: "c1", bridgeId: state.tools!.calls[0]!.bridge!.id, ms: DEFAULT_RUN_POLICY.toolTimeoutMs }]);
+  });
+});
+
+describe("phase transitions", () => {
+  const readCall: RunEvent = {
+    type: "model",
+    event: { type: "item_done", item: { kind: "tool_call", id: "c1", call: { id: "c1", name: "Read", argumentsJson: JSON.stringify({ path: "a.txt" }) } } },
+    nowMs: 1,
+  };
+  const cancel = create(AgentClientMessageSchema, { message: { case: "conversationAction", value: { action: { case: "cancelAction", value: {} } } } });
+
+  it("step returns each phase change with its cause, and none for a step that keeps the phase", () => {
+    const { state, transitions } = run([
+      runRequestEvent("x"),
+      readCall,
+      { type: "model", event: { type: "completed", usage, endTurn: false }, nowMs: 2 },
+      { type: "client", event: classifyClientMessage(create(AgentClientMessageSchema, { message: { case: "clientHeartbeat", value: {} } })) },
+      { type: "client", event: classifyClientMessage(cancel) },
+    ]);
+    expect(transitions).toEqual([
+      { from: "awaiting_run", to: "model_call", cause: "run_request" },
+      { from: "model_call", to: "tools", cause: "model" },
+      // The cancel's final checkpoint waits for its blobs (acknowledged at once here).
+      { from: "tools", to: "finishing", cause: "conversation_action" },
+      { from: "finishing", to: "ended", cause: "kv_client_message" },
+    ]);
+    expect(state.phase).toBe("ended");
+  });
+
+  it("a held end leaves finishing when its acknowledgement wait runs out", () => {
+    const { state, effects, transitions } = run([runRequestEvent("x"), { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 }], { ackKv: false });
+    expect(transitions.map((t) => [t.from, t.to, t.cause])).toEqual([["awaiting_run", "model_call", "run_request"], ["model_call", "finishing", "model"]]);
+    const seq = Math.max(...effects.flatMap((e) => (e.type === "kv_wait" ? [e.seq] : [])));
+    expect(step(state, { type: "kv_timeout", seq }).transition).toEqual({ from: "finishing", to: "ended", cause: "kv_timeout" });
+  });
+
+  it("the predicates answer for the phase they name", () => {
+    const calling = run([runRequestEvent("x")]).state;
+    expect([isCallingModel(calling), isRunningTools(calling), isInTurn(calling), isFinishing(calling)]).toEqual([true, false, true, false]);
+    const tools = run([runRequestEvent("x"), readCall, { type: "model", event: { type: "completed", usage, endTurn: false }, nowMs: 2 }]).state;
+    expect([isCallingModel(tools), isRunningTools(tools), isInTurn(tools)]).toEqual([false, true, true]);
+    expect(isInTurn(initialRunState("r", 1))).toBe(false);
   });
 });

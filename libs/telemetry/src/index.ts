@@ -20,7 +20,7 @@ export {
   type TokenKind,
 } from "./metrics/metrics.js";
 export { boundedLabel, OTHER_LABEL } from "./metrics/bounded-label.js";
-export { SPAN, ATTR, GENAI, GENAI_OPERATION, genAiSpanName, type SpanName, type GenAiOperation } from "./tracing/span-names.js";
+export { SPAN, SPAN_EVENT, ATTR, GENAI, GENAI_OPERATION, genAiSpanName, type SpanName, type GenAiOperation } from "./tracing/span-names.js";
 export { injectTraceContext, extractTraceContext, type TraceCarrier } from "./tracing/propagation.js";
 export { withSpan } from "./tracing/with-span.js";
 export { createScrubbingSpanProcessor } from "./tracing/scrub-processor.js";

@@ -1,7 +1,7 @@
 import { trace, SpanKind, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
 import { principalFromMeta, type RequestRef, type TraceCarrier } from "@byok/bus";
 import { isStoreError } from "@byok/store";
-import { step, type RunEvent } from "@byok/protocol";
+import { isEnded, step, type RunEvent } from "@byok/protocol";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telemetry";
 import { contentStore } from "../metering-content.js";
 import type { RunEngineDeps } from "../ports.js";
@@ -91,7 +91,7 @@ export class GenerationRun {
         const stopWatchdogs = startWatchdogs(ctx);
         const onAbort = () => ctx.queue.close();
         this.signal?.addEventListener("abort", onAbort);
-        ctx.telemetry.started(takeover);
+        ctx.telemetry.started(takeover, span);
         try {
           await this.input.pump();
           await this.loop().catch((err: unknown) => {
@@ -130,23 +130,27 @@ export class GenerationRun {
     const windowMs = ctx.deps.timers.deltaCoalesceMs ?? 0;
     let flushBy: number | undefined;
     let streamingOnly = true;
-    while (ctx.state.phase !== "ended" && !ctx.lost && !ctx.crashed) {
+    while (!isEnded(ctx.state) && !ctx.lost && !ctx.crashed) {
       const events = await ctx.queue.take(flushBy === undefined ? undefined : Math.max(0, flushBy - Date.now()));
       if (events?.length === 0) return; // closed (worker shutdown): the next owner takes over
       for (const { ev, inputIndex } of events ?? []) {
-        if (ctx.state.phase === "ended" || ctx.lost) break;
+        if (isEnded(ctx.state) || ctx.lost) break;
         if (inputIndex !== undefined) ctx.processedInput = inputIndex + 1;
         if (!isStreamingDelta(ev)) streamingOnly = false;
         const r = step(ctx.state, ev);
         ctx.state = r.state;
+        if (r.transition) {
+          ctx.telemetry.transition(r.transition);
+          ctx.log.debug(r.transition, "run phase changed");
+        }
         for (const eff of r.effects) await execute(ctx, eff);
         ctx.telemetry.stepped(ctx.state);
         ctx.bindModel();
       }
-      if (events !== undefined && ctx.state.phase !== "ended" && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
+      if (events !== undefined && !isEnded(ctx.state) && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
       flushBy = undefined;
       await flush(ctx);
-      if (ctx.state.phase !== "ended" && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);
+      if (!isEnded(ctx.state) && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);
       streamingOnly = true;
     }
   }

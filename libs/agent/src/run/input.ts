@@ -1,5 +1,5 @@
 import { fromBinary } from "@bufbuild/protobuf";
-import { classifyClientMessage, decodeClientMessage, type ClientEvent } from "@byok/protocol";
+import { classifyClientMessage, decodeClientMessage, isAwaitingRun, type ClientEvent } from "@byok/protocol";
 import { PrewarmRequestSchema } from "@byok/wire";
 import type { RunContext } from "./context.js";
 
@@ -44,7 +44,7 @@ export class InputPump {
    */
   private async withSharedPrewarm(event: ClientEvent): Promise<ClientEvent> {
     const ctx = this.ctx;
-    if (event.kind !== "run_request" || ctx.state.phase !== "awaiting_run") return event;
+    if (event.kind !== "run_request" || !isAwaitingRun(ctx.state)) return event;
     const conversationId = ctx.state.prewarm?.conversationId || event.request.conversationId;
     if (!conversationId) return event;
     const taken = await ctx.deps.bus.takePrewarm(ctx.ref.tenantId, conversationId);

@@ -1,4 +1,6 @@
-import { decodeClientMessage, readRunStart, restoreRunState, snapshotRunState, type RunStart } from "@byok/protocol";
+import {
+  decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isImporting, readRunStart, restoreRunState, snapshotRunState, type RunStart,
+} from "@byok/protocol";
 import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "../snapshot.js";
 import type { RunContext } from "./context.js";
 import { execute } from "./effects.js";
@@ -28,7 +30,7 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
   // An ephemeral run's own history (never in the store) is what its prompt is rebuilt from.
   if (snap.content) ctx.held?.adopt(snap.content);
   ctx.log.warn({ phase: snap.state.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
-  if (run && ctx.state.phase !== "awaiting_run" && ctx.state.phase !== "ended") {
+  if (run && !isAwaitingRun(ctx.state) && !isEnded(ctx.state)) {
     // The provider stream of the previous owner is gone: re-run the pass from stored history.
     const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
     if (res.ok) ctx.targets = res.targets;
@@ -40,9 +42,9 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
     });
   }
   // A takeover during an import starts the import over.
-  if (run && ctx.state.phase === "importing") await execute(ctx, { type: "check_history", conversationId: run.conversationId });
+  if (run && isImporting(ctx.state)) await execute(ctx, { type: "check_history", conversationId: run.conversationId });
   const cut = snap.state.current;
-  if (run && cut && snap.state.phase === "model_call") {
+  if (run && cut && isCallingModel(snap.state)) {
     // The cut attempt's ledger row comes from the worker that takes over.
     const target = ctx.targets[ctx.targetIndex];
     if (target) {

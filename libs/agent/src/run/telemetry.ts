@@ -1,8 +1,8 @@
 import { context as otelContext, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { create } from "@bufbuild/protobuf";
 import type { ProviderKind, ProviderTarget, StopReason, Usage } from "@byok/providers";
-import type { RunError, RunState } from "@byok/protocol";
-import { ATTR, GENAI, GENAI_OPERATION, genAiSpanName, type GatewayMetrics, type RefusalReason, type TokenKind } from "@byok/telemetry";
+import { isEnded, type RunError, type RunState, type Transition } from "@byok/protocol";
+import { ATTR, GENAI, GENAI_OPERATION, genAiSpanName, SPAN_EVENT, type GatewayMetrics, type RefusalReason, type TokenKind } from "@byok/telemetry";
 import { SpanContextSchema, type AgentServerMessage } from "@byok/wire";
 
 const tracer = trace.getTracer("@byok/agent");
@@ -144,7 +144,11 @@ export class RunTelemetry {
     return this.metrics?.tenantLabels(this.tenantId) ?? {};
   }
 
-  started(takeover: boolean): void {
+  /** The generation's `gateway.run` span: phase changes are recorded on it. */
+  private runSpan: Span | undefined;
+
+  started(takeover: boolean, runSpan: Span): void {
+    this.runSpan = runSpan;
     this.metrics?.runsActive.inc();
     if (takeover) this.metrics?.takeovers.inc();
     else this.metrics?.runsStarted.inc(this.tenant);
@@ -225,11 +229,16 @@ export class RunTelemetry {
     return f;
   }
 
+  /** A step changed the run's phase: an event on the run span. */
+  transition(t: Transition): void {
+    this.runSpan?.addEvent(SPAN_EVENT.runTransition, { [ATTR.phaseFrom]: t.from, [ATTR.phaseTo]: t.to, [ATTR.transitionCause]: t.cause });
+  }
+
   /** After a step: tool calls that are done (or gone) end their spans. */
   stepped(state: RunState): void {
     for (const [callId, span] of this.tools) {
       const call = state.tools?.calls.find((c) => c.callId === callId);
-      if (call && !call.done && state.phase !== "ended") continue;
+      if (call && !call.done && !isEnded(state)) continue;
       span.setStatus({ code: SpanStatusCode.OK });
       span.end();
       this.tools.delete(callId);

@@ -1,3 +1,4 @@
+import { isAwaitingRun, isEnded, isFinishing } from "@byok/protocol";
 import type { RunContext } from "./context.js";
 
 /**
@@ -6,7 +7,7 @@ import type { RunContext } from "./context.js";
  */
 export async function checkSuperseded(ctx: RunContext): Promise<void> {
   const run = ctx.state.run;
-  if (!run || ctx.state.phase === "awaiting_run" || ctx.state.phase === "finishing") return;
+  if (!run || isAwaitingRun(ctx.state) || isFinishing(ctx.state)) return;
   if (!ctx.conversationMarked) {
     ctx.conversationMarked = true;
     await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, run.conversationId, ctx.runKey, ctx.deps.timers.conversationRunTtlMs);
@@ -21,11 +22,11 @@ export async function checkSuperseded(ctx: RunContext): Promise<void> {
  * run, and the reconnect grace after the last reader left each become an event.
  */
 export async function checkPresence(ctx: RunContext): Promise<void> {
-  if (ctx.state.phase === "ended") return;
+  if (isEnded(ctx.state)) return;
   try {
     // A prewarm taken by another request of its conversation (or expired) ends with {}.
     const prewarm = ctx.state.prewarm;
-    if (prewarm?.conversationId && ctx.state.phase === "awaiting_run" && !(await ctx.deps.bus.hasPrewarm(ctx.ref.tenantId, prewarm.conversationId))) {
+    if (prewarm?.conversationId && isAwaitingRun(ctx.state) && !(await ctx.deps.bus.hasPrewarm(ctx.ref.tenantId, prewarm.conversationId))) {
       ctx.push({ type: "prewarm_expired" });
     }
     await checkSuperseded(ctx);

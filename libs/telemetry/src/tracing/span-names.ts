@@ -22,6 +22,12 @@ export const SPAN = {
 
 export type SpanName = (typeof SPAN)[keyof typeof SPAN];
 
+/** Span event names. */
+export const SPAN_EVENT = {
+  /** On `gateway.run`: a step changed the run's phase (`byok.phase.from`, `byok.phase.to`, `byok.transition.cause`). */
+  runTransition: "gateway.run.transition",
+} as const;
+
 /** GenAI operations the gateway performs (`gen_ai.operation.name`). */
 export const GENAI_OPERATION = {
   /** CLIENT, worker: one provider call (`chat {gen_ai.request.model}`). */
@@ -53,6 +59,10 @@ export const ATTR = {
   modelId: "byok.model_id",
   endCode: "byok.end_code",
   takeover: "byok.takeover",
+  /** A run phase change (event `gateway.run.transition`): the phases and what caused it (event type or client message kind). */
+  phaseFrom: "byok.phase.from",
+  phaseTo: "byok.phase.to",
+  transitionCause: "byok.transition.cause",
   messagingSystem: "messaging.system",
   messagingOperation: "messaging.operation.type",
   errorType: "error.type",
