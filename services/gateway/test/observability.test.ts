@@ -11,7 +11,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
 import {
-  createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics,
+  createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics, waitFor,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
 import { principalFromMeta } from "@byok/bus";
@@ -20,16 +20,6 @@ import { startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-observability-0123456789";
 const SIM_KEY = "sk-observability-credential-0123456789";
-
-async function waitFor<T>(fn: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what} not met in time`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe("observability through the embedded gateway", () => {
   let tracing: MemoryTracing;
@@ -70,7 +60,7 @@ describe("observability through the embedded gateway", () => {
   };
 
   const spans = () => tracing.exporter.getFinishedSpans();
-  const runSpanOf = (requestId: string) => waitFor(() => spans().find((s) => s.name === SPAN.run && s.attributes["byok.request_id"] === requestId), `run span of ${requestId}`);
+  const runSpanOf = (requestId: string) => waitFor(() => spans().find((s) => s.name === SPAN.run && s.attributes["byok.request_id"] === requestId), 10_000, `run span of ${requestId}`);
   const childrenOf = (parent: ReadableSpan) => spans().filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
 
   beforeAll(async () => {
