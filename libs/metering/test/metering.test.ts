@@ -41,7 +41,7 @@ describe("redis", () => {
 
   budgetContract("redis", async (load: LoadMonthTotals) => {
     const p = prefix();
-    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { url: REDIS_URL }, prefix: p, loadTotals: load })) as [
+    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { target: REDIS_URL }, prefix: p, loadTotals: load })) as [
       ReturnType<typeof createRedisBudgetGuard>,
       ReturnType<typeof createRedisBudgetGuard>,
     ];
@@ -49,7 +49,7 @@ describe("redis", () => {
   });
   rateContract("redis", async () => {
     const p = prefix();
-    const limiters = [0, 1].map(() => createRedisRateLimiter({ redis: { url: REDIS_URL }, prefix: p })) as [
+    const limiters = [0, 1].map(() => createRedisRateLimiter({ redis: { target: REDIS_URL }, prefix: p })) as [
       ReturnType<typeof createRedisRateLimiter>,
       ReturnType<typeof createRedisRateLimiter>,
     ];

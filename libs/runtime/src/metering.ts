@@ -30,5 +30,5 @@ export function memoryMetering(store: GatewayStore): { budgets: BudgetGuard; rat
  */
 export function meteringFor(config: GatewayConfig, store: GatewayStore): { budgets: BudgetGuard; rates: RateLimiter } {
   const d = config.distributed;
-  return config.redisUrl && !d.redisClusterNodes ? redisMetering({ url: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
+  return config.redisUrl && !d.redisClusterNodes ? redisMetering({ target: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
 }

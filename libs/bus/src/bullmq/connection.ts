@@ -1,5 +1,5 @@
 import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { isClusterTarget, type RedisClient, type RedisTarget } from "../redis/connection.js";
+import { isClusterTarget, type RedisClient, type RedisTarget } from "@byok/redis";
 
 /**
  * Opens an ioredis client for BullMQ. `blocking` clients (a Worker's) need

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
-import { BusUnavailableError, isDisconnected, type RedisClient, type RedisTarget } from "../redis/connection.js";
+import { isDisconnected, type RedisClient, type RedisTarget } from "@byok/redis";
+import { BusUnavailableError } from "../redis/unavailable.js";
 import type { RequestRef, RunDispatcher, TraceCarrier } from "../types.js";
 import { openQueueConnection } from "./connection.js";
 import { runJobId } from "./job-id.js";

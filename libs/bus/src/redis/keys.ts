@@ -1,3 +1,4 @@
+import { assertKeyPrefix, hashTag } from "@byok/redis";
 import type { RequestRef } from "../types.js";
 
 /**
@@ -6,9 +7,8 @@ import type { RequestRef } from "../types.js";
  * script runs in that slot (docs/architecture.md property 8). The tenant is part of the tag and
  * of every key: a request id is only ever looked up inside its tenant (property 9).
  *
- * Ids are escaped before they enter the tag: `%`, `{`, `}` and `:` become `%25`, `%7B`,
- * `%7D`, `%3A`. A `}` in an id would otherwise end the tag early, and a `:` would let
- * tenant "a:b" + request "c" collide with tenant "a" + request "b:c".
+ * Ids are escaped before they enter the tag (`hashTag` of @byok/redis), so an id can neither
+ * end the tag early nor make two tenant/request pairs collide.
  */
 export interface GenerationKeys {
   /** Stream of delivered input, ids 0-(index+1); fields s (seqno), p (payload), t (trace). */
@@ -41,22 +41,10 @@ export interface RequestKeys {
   generation(n: number): GenerationKeys;
 }
 
-/** Escapes an id so it cannot break or fake the hash tag. */
-export function escapeId(id: string): string {
-  return id.replace(/[%{}:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
-}
-
-/** Checks a key prefix: non-empty, and no braces (they would move the hash tag). */
-export function assertKeyPrefix(prefix: string): void {
-  if (prefix.length === 0 || /[{}]/.test(prefix)) {
-    throw new Error(`invalid bus key prefix ${JSON.stringify(prefix)}: must be non-empty and contain no braces`);
-  }
-}
-
 /** Builds every key of one request (see the layout in libs/bus/README.md). */
 export function requestKeys(prefix: string, ref: RequestRef): RequestKeys {
-  assertKeyPrefix(prefix);
-  const tag = `{${escapeId(ref.tenantId)}:${escapeId(ref.requestId)}}`;
+  assertKeyPrefix(prefix, "bus key prefix");
+  const tag = hashTag(ref.tenantId, ref.requestId);
   const base = `${prefix}:req:${tag}`;
   return {
     tag,
@@ -86,12 +74,12 @@ export function channelPrefix(prefix: string): string {
 
 /** The key naming a conversation's current run (its own slot: it is not a request key). */
 export function conversationRunKey(prefix: string, tenantId: string, conversationId: string): string {
-  assertKeyPrefix(prefix);
-  return `${prefix}:conv:{${escapeId(tenantId)}:${escapeId(conversationId)}}:run`;
+  assertKeyPrefix(prefix, "bus key prefix");
+  return `${prefix}:conv:${hashTag(tenantId, conversationId)}:run`;
 }
 
 /** The key holding a conversation's shared prewarm. */
 export function conversationPrewarmKey(prefix: string, tenantId: string, conversationId: string): string {
-  assertKeyPrefix(prefix);
-  return `${prefix}:conv:{${escapeId(tenantId)}:${escapeId(conversationId)}}:prewarm`;
+  assertKeyPrefix(prefix, "bus key prefix");
+  return `${prefix}:conv:${hashTag(tenantId, conversationId)}:prewarm`;
 }

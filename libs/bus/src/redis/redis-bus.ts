@@ -1,17 +1,17 @@
 import { GenerationGoneError } from "../errors.js";
 import { randomUUID } from "node:crypto";
+import { assertKeyPrefix, defineScripts, isDisconnected, openConnection, runScript, type RedisTarget } from "@byok/redis";
 import type { Redis } from "ioredis";
 import type {
   AppendOutcome, Bus, BusOptions, GenerationInfo, InputEntry, OutputAppendResult, OutputRead, RequestRef,
 } from "../types.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
-import { BusUnavailableError, isDisconnected, openConnection, toBusError, type RedisTarget } from "./connection.js";
-import { assertKeyPrefix, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
+import { BusUnavailableError, toBusError } from "./unavailable.js";
+import { conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
   readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
 } from "./script-specs.js";
-import { defineScripts, runScript } from "./scripts.js";
 import { createWakeups } from "./wakeups.js";
 
 export interface RedisBusConfig {
@@ -40,7 +40,7 @@ export interface RedisBusConfig {
  */
 export function createRedisBus(config: RedisBusConfig): Bus {
   const { keyPrefix: prefix, options: opts } = config;
-  assertKeyPrefix(prefix);
+  assertKeyPrefix(prefix, "bus key prefix");
   if (!/^[!-~]+$/.test(config.name ?? "x")) throw new Error("bus name must be printable ASCII without spaces");
   const name = config.name ?? `byok-bus-${randomUUID().slice(0, 8)}`;
   const onError = config.onError ?? (() => undefined);
@@ -49,8 +49,8 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     reconnectDelayMs: config.reconnectDelayMs ?? ((n: number) => Math.min(50 * n, 1_000)),
     onError,
   };
-  const cmd: Redis = openConnection(config.redis, { ...tuning, name: `${name}:cmd` }, false);
-  const sub: Redis = openConnection(config.redis, { ...tuning, name: `${name}:sub` }, true);
+  const cmd: Redis = openConnection(config.redis, { ...tuning, name: `${name}:cmd` });
+  const sub: Redis = openConnection(config.redis, { ...tuning, name: `${name}:sub`, subscriber: true });
   defineScripts(cmd, ALL_SCRIPTS);
   const wakeups = createWakeups(sub, onError);
   const refreshTimers = new Set<NodeJS.Timeout>();

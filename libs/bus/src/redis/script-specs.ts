@@ -1,5 +1,7 @@
 // Typed specs of the scripts in ./lua (each script's header is the authoritative description).
-import { replyArray, replyInt, replyString, type ScriptSpec } from "./scripts.js";
+import { replyArray, replyInt, replyString, type ScriptSpec } from "@byok/redis";
+
+const lua = (file: string): URL => new URL(`./lua/${file}`, import.meta.url);
 
 export type AppendInputReply =
   | { status: "accepted"; generation: number; startedGeneration: boolean }
@@ -8,7 +10,7 @@ export type AppendInputReply =
 
 export const appendInputScript: ScriptSpec<"seq" | "base", "seqno" | "payload" | "trace" | "window" | "maxInput" | "seqTtlMs" | "retentionMs" | "channel", AppendInputReply> = {
   command: "byokBusAppendInput",
-  file: "append-input.lua",
+  lua: lua("append-input.lua"),
   keys: ["seq", "base"],
   args: ["seqno", "payload", "trace", "window", "maxInput", "seqTtlMs", "retentionMs", "channel"],
   rest: false,
@@ -43,7 +45,7 @@ function decodeFencedWrite(reply: unknown, script: string): FencedWriteReply {
 
 export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt", FencedWriteReply, true> = {
   command: "byokBusAppendOutput",
-  file: "append-output.lua",
+  lua: lua("append-output.lua"),
   keys: ["seq", "epoch", "end", "output"],
   args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt"],
   rest: true,
@@ -58,7 +60,7 @@ export const endOutputScript: ScriptSpec<
   FencedWriteReply
 > = {
   command: "byokBusEndOutput",
-  file: "end-output.lua",
+  lua: lua("end-output.lua"),
   keys: ["seq", "epoch", "end", "output", "input", "buffered", "snapshot"],
   args: ["generation", "epoch", "ok", "present", "code", "message", "details", "retentionMs", "seqTtlMs", "channel"],
   rest: false,
@@ -71,7 +73,7 @@ export type ClaimReply = { ok: true; epoch: number } | { ok: false; reason: "mis
 
 export const claimScript: ScriptSpec<"seq" | "epoch" | "end", "generation", ClaimReply> = {
   command: "byokBusClaim",
-  file: "claim.lua",
+  lua: lua("claim.lua"),
   keys: ["seq", "epoch", "end"],
   args: ["generation"],
   rest: false,
@@ -85,7 +87,7 @@ export const claimScript: ScriptSpec<"seq" | "epoch" | "end", "generation", Clai
 
 export const saveSnapshotScript: ScriptSpec<"seq" | "epoch" | "end" | "snapshot", "generation" | "epoch" | "snapshot", boolean> = {
   command: "byokBusSaveSnapshot",
-  file: "save-snapshot.lua",
+  lua: lua("save-snapshot.lua"),
   keys: ["seq", "epoch", "end", "snapshot"],
   args: ["generation", "epoch", "snapshot"],
   rest: false,
@@ -98,7 +100,7 @@ export type LatestGenerationReply = { generation: number; ended: boolean } | und
 
 export const latestGenerationScript: ScriptSpec<"seq" | "base", never, LatestGenerationReply> = {
   command: "byokBusLatestGeneration",
-  file: "latest-generation.lua",
+  lua: lua("latest-generation.lua"),
   keys: ["seq", "base"],
   args: [],
   rest: false,
@@ -111,7 +113,7 @@ export const latestGenerationScript: ScriptSpec<"seq" | "base", never, LatestGen
 
 export const readerAddScript: ScriptSpec<"readers", "readerId" | "ttlMs" | "lingerMs", number> = {
   command: "byokBusReaderAdd",
-  file: "reader-add.lua",
+  lua: lua("reader-add.lua"),
   keys: ["readers"],
   args: ["readerId", "ttlMs", "lingerMs"],
   rest: false,
@@ -122,7 +124,7 @@ export const readerAddScript: ScriptSpec<"readers", "readerId" | "ttlMs" | "ling
 
 export const readerRemoveScript: ScriptSpec<"readers" | "left", "readerId" | "lingerMs", boolean> = {
   command: "byokBusReaderRemove",
-  file: "reader-remove.lua",
+  lua: lua("reader-remove.lua"),
   keys: ["readers", "left"],
   args: ["readerId", "lingerMs"],
   rest: false,
@@ -133,7 +135,7 @@ export const readerRemoveScript: ScriptSpec<"readers" | "left", "readerId" | "li
 
 export const readerPresenceScript: ScriptSpec<"readers" | "left", never, { readers: number; lastLeftAt: number | undefined }> = {
   command: "byokBusReaderPresence",
-  file: "reader-presence.lua",
+  lua: lua("reader-presence.lua"),
   keys: ["readers", "left"],
   args: [],
   rest: false,

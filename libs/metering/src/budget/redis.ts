@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { nextUtcMonthStart, utcMonth } from "../period.js";
 import { openRedis, type RedisSource } from "../redis/connection.js";
-import { runScript, tenantTag } from "../redis/scripts.js";
+import { escapeId, hashTag, runScript } from "@byok/redis";
 import { budgetReserve, budgetSeed, budgetSettle } from "../redis/specs.js";
 import { budgetRefusal } from "./refusal.js";
 import type { BudgetGuard, LoadMonthTotals, Reservation } from "./types.js";
@@ -26,8 +26,8 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
   const prefix = opts.prefix ?? "byok";
   const settled = new WeakSet<Reservation>();
   const keys = (month: string, tenantId: string, userId: string | undefined) => {
-    const base = `${prefix}:budget:${tenantTag(tenantId)}:${month}`;
-    return { tenant: `${base}:tenant`, user: userId === undefined ? `${base}:tenant` : `${base}:user:${encodeURIComponent(userId)}` };
+    const base = `${prefix}:budget:${hashTag(tenantId)}:${month}`;
+    return { tenant: `${base}:tenant`, user: userId === undefined ? `${base}:tenant` : `${base}:user:${escapeId(userId)}` };
   };
   const lim = (n: number | undefined) => (n === undefined ? -1 : n);
 
@@ -41,7 +41,7 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
       const cost = req.chargeCost ? req.estimate.costMicroUsd : 0;
       // At most: seed tenant, seed user, then the final attempt.
       for (let round = 0; round < 4; round++) {
-        const reply = await runScript(redis, budgetReserve, k, {
+        const reply = await runScript(redis, budgetReserve, { keys: k, args: {
           hasUser: req.userId === undefined ? 0 : 1,
           chargeCost: req.chargeCost ? 1 : 0,
           cost,
@@ -50,7 +50,7 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
           tenantTokenLimit: lim(req.limits.tenant?.monthlyTokens),
           userCostLimit: lim(req.limits.user?.monthlyCostMicroUsd),
           userTokenLimit: lim(req.limits.user?.monthlyTokens),
-        });
+        } });
         switch (reply.status) {
           case "ok":
             return { ok: true, reservation: { id: randomUUID(), tenantId: req.tenantId, userId: req.userId, month, costMicroUsd: cost, tokens: req.estimate.tokens, chargeCost: req.chargeCost } };
@@ -61,12 +61,12 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
           case "missing": {
             const userId = reply.scope === "user" ? req.userId : undefined;
             const totals = await opts.loadTotals(req.tenantId, now, userId);
-            await runScript(redis, budgetSeed, { counter: reply.scope === "user" ? k.user : k.tenant }, {
+            await runScript(redis, budgetSeed, { keys: { counter: reply.scope === "user" ? k.user : k.tenant }, args: {
               cost: totals.costMicroUsd,
               tokens: totals.tokens,
               // At least an hour from the wall clock, so a counter for a past `now` is not born expired.
               expireAtMs: Math.max(nextUtcMonthStart(now).getTime() + KEEP_AFTER_MONTH_MS, Date.now() + 3600_000),
-            });
+            } });
           }
         }
       }
@@ -76,11 +76,11 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
     async settle(r, actual) {
       if (settled.has(r)) return;
       settled.add(r);
-      await runScript(redis, budgetSettle, keys(r.month, r.tenantId, r.userId), {
+      await runScript(redis, budgetSettle, { keys: keys(r.month, r.tenantId, r.userId), args: {
         hasUser: r.userId === undefined ? 0 : 1,
         costDelta: (r.chargeCost ? actual.costMicroUsd : 0) - r.costMicroUsd,
         tokenDelta: actual.tokens - r.tokens,
-      });
+      } });
     },
 
     close,

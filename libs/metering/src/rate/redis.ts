@@ -7,7 +7,7 @@
  */
 import { minuteWindow } from "../period.js";
 import { openRedis, type RedisSource } from "../redis/connection.js";
-import { runScript, tenantTag } from "../redis/scripts.js";
+import { escapeId, hashTag, runScript } from "@byok/redis";
 import { rateStart, rateTokens } from "../redis/specs.js";
 import { rateRefusal } from "./refusal.js";
 import type { RateLimiter } from "./types.js";
@@ -24,8 +24,8 @@ export function createRedisRateLimiter(opts: RedisRateOptions): RateLimiter & { 
   const { redis, close } = openRedis(opts.redis);
   const prefix = opts.prefix ?? "byok";
   const keys = (tenantId: string, keyId: string | undefined, now: Date) => {
-    const base = `${prefix}:rate:${tenantTag(tenantId)}:${minuteWindow(now)}`;
-    return { tenant: `${base}:tenant`, key: keyId === undefined ? `${base}:tenant` : `${base}:key:${encodeURIComponent(keyId)}` };
+    const base = `${prefix}:rate:${hashTag(tenantId)}:${minuteWindow(now)}`;
+    return { tenant: `${base}:tenant`, key: keyId === undefined ? `${base}:tenant` : `${base}:key:${escapeId(keyId)}` };
   };
   const lim = (n: number | undefined) => (n === undefined ? -1 : n);
 
@@ -34,25 +34,25 @@ export function createRedisRateLimiter(opts: RedisRateOptions): RateLimiter & { 
 
     async tryStartRun(s) {
       const now = s.now ?? new Date();
-      const reply = await runScript(redis, rateStart, keys(s.tenantId, s.keyId, now), {
+      const reply = await runScript(redis, rateStart, { keys: keys(s.tenantId, s.keyId, now), args: {
         hasKey: s.keyId === undefined ? 0 : 1,
         tenantStarts: lim(s.limits.tenant?.runStartsPerMinute),
         tenantTokens: lim(s.limits.tenant?.tokensPerMinute),
         keyStarts: lim(s.limits.key?.runStartsPerMinute),
         keyTokens: lim(s.limits.key?.tokensPerMinute),
         ttlMs: WINDOW_TTL_MS,
-      });
+      } });
       if (reply.status === "ok") return { ok: true };
       const who = reply.scope === "tenant" ? s.tenantId : (s.keyId ?? "");
       return { ok: false, refused: rateRefusal(reply.scope, who, reply.kind, reply.limit, now) };
     },
 
     async recordTokens(s, tokens) {
-      await runScript(redis, rateTokens, keys(s.tenantId, s.keyId, s.now ?? new Date()), {
+      await runScript(redis, rateTokens, { keys: keys(s.tenantId, s.keyId, s.now ?? new Date()), args: {
         hasKey: s.keyId === undefined ? 0 : 1,
         tokens,
         ttlMs: WINDOW_TTL_MS,
-      });
+      } });
     },
 
     close,

@@ -1,12 +1,14 @@
-import { Redis, type RedisOptions } from "ioredis";
+import { closeConnection, defaultTuning, defineScripts, openConnection, type RedisClient, type RedisTarget } from "@byok/redis";
 import { ALL_SCRIPTS } from "./specs.js";
-import { defineScripts } from "./scripts.js";
 
-/** A connection (owned: closed by the guard) or an existing one (borrowed: left open). */
-export type RedisSource = { url: string; options?: RedisOptions } | { client: Redis };
+/**
+ * Where metering talks to Redis: a target it connects to itself (one node or a Redis Cluster;
+ * closed by the guard), or an existing connection (borrowed: left open).
+ */
+export type RedisSource = { target: RedisTarget; name?: string } | { client: RedisClient };
 
 export interface OpenedRedis {
-  redis: Redis;
+  redis: RedisClient;
   close(): Promise<void>;
 }
 
@@ -16,14 +18,9 @@ export function openRedis(src: RedisSource): OpenedRedis {
     defineScripts(src.client, ALL_SCRIPTS);
     return { redis: src.client, close: async () => {} };
   }
-  const redis = new Redis(src.url, { lazyConnect: false, maxRetriesPerRequest: 2, ...src.options });
-  // Errors surface on the commands; an unhandled 'error' event would crash the process.
-  redis.on("error", () => {});
+  // Errors surface on the commands (the meter fails closed); the listener only keeps an
+  // outage from being reported as an unhandled 'error' event.
+  const redis = openConnection(src.target, defaultTuning(src.name ?? "byok-metering"));
   defineScripts(redis, ALL_SCRIPTS);
-  return {
-    redis,
-    close: async () => {
-      await redis.quit().catch(() => redis.disconnect());
-    },
-  };
+  return { redis, close: () => closeConnection(redis) };
 }

@@ -1,5 +1,7 @@
 // Typed specs of the scripts in ./lua (each script's header is the authoritative description).
-import { replyArray, replyInt, replyString, type ScriptSpec } from "./scripts.js";
+import { replyArray, replyInt, replyString, type ScriptSpec } from "@byok/redis";
+
+const lua = (file: string): URL => new URL(`./lua/${file}`, import.meta.url);
 
 export type BudgetReserveReply =
   | { status: "ok" }
@@ -17,7 +19,8 @@ export const budgetReserve: ScriptSpec<
   BudgetReserveReply
 > = {
   command: "byokBudgetReserve",
-  file: "budget-reserve.lua",
+  lua: lua("budget-reserve.lua"),
+  rest: false,
   keys: ["tenant", "user"],
   args: ["hasUser", "chargeCost", "cost", "tokens", "tenantCostLimit", "tenantTokenLimit", "userCostLimit", "userTokenLimit"],
   decode(reply) {
@@ -35,7 +38,8 @@ export const budgetReserve: ScriptSpec<
 
 export const budgetSeed: ScriptSpec<"counter", "cost" | "tokens" | "expireAtMs", boolean> = {
   command: "byokBudgetSeed",
-  file: "budget-seed.lua",
+  lua: lua("budget-seed.lua"),
+  rest: false,
   keys: ["counter"],
   args: ["cost", "tokens", "expireAtMs"],
   decode(reply) {
@@ -45,7 +49,8 @@ export const budgetSeed: ScriptSpec<"counter", "cost" | "tokens" | "expireAtMs",
 
 export const budgetSettle: ScriptSpec<"tenant" | "user", "hasUser" | "costDelta" | "tokenDelta", number> = {
   command: "byokBudgetSettle",
-  file: "budget-settle.lua",
+  lua: lua("budget-settle.lua"),
+  rest: false,
   keys: ["tenant", "user"],
   args: ["hasUser", "costDelta", "tokenDelta"],
   decode(reply) {
@@ -61,7 +66,8 @@ export const rateStart: ScriptSpec<
   RateStartReply
 > = {
   command: "byokRateStart",
-  file: "rate-start.lua",
+  lua: lua("rate-start.lua"),
+  rest: false,
   keys: ["tenant", "key"],
   args: ["hasKey", "tenantStarts", "tenantTokens", "keyStarts", "keyTokens", "ttlMs"],
   decode(reply) {
@@ -79,7 +85,8 @@ export const rateStart: ScriptSpec<
 
 export const rateTokens: ScriptSpec<"tenant" | "key", "hasKey" | "tokens" | "ttlMs", number> = {
   command: "byokRateTokens",
-  file: "rate-tokens.lua",
+  lua: lua("rate-tokens.lua"),
+  rest: false,
   keys: ["tenant", "key"],
   args: ["hasKey", "tokens", "ttlMs"],
   decode(reply) {

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "./connection.js";
 
 /** A value ioredis sends as one bulk string; Buffers go out byte for byte. */
 export type ScriptArg = string | number | Buffer;
@@ -10,10 +10,10 @@ export type ScriptArg = string | number | Buffer;
  * result. Nothing positional or `any` crosses the TypeScript/Lua boundary.
  */
 export interface ScriptSpec<K extends string, A extends string, R, Rest extends boolean = false> {
-  /** Command name registered with ioredis `defineCommand`. */
+  /** Command name registered with ioredis `defineCommand` (unique per connection). */
   readonly command: string;
-  /** File in ./lua. */
-  readonly file: string;
+  /** The script's source file, beside the spec (`new URL("./lua/x.lua", import.meta.url)`). */
+  readonly lua: URL;
   readonly keys: readonly K[];
   readonly args: readonly A[];
   /** Whether extra ARGV values follow the named ones. */
@@ -28,18 +28,14 @@ export type ScriptCall<K extends string, A extends string, Rest extends boolean>
 
 type RawScript = (...argv: ScriptArg[]) => Promise<unknown>;
 
-function loadLua(file: string): string {
-  return readFileSync(new URL(`./lua/${file}`, import.meta.url), "utf8");
-}
-
 /** Registers the scripts on a connection (EVALSHA with an automatic EVAL fallback). */
-export function defineScripts(redis: Redis, specs: readonly ScriptSpec<string, string, unknown, boolean>[]): void {
-  for (const spec of specs) redis.defineCommand(spec.command, { numberOfKeys: spec.keys.length, lua: loadLua(spec.file) });
+export function defineScripts(redis: RedisClient, specs: readonly ScriptSpec<string, string, unknown, boolean>[]): void {
+  for (const spec of specs) redis.defineCommand(spec.command, { numberOfKeys: spec.keys.length, lua: readFileSync(spec.lua, "utf8") });
 }
 
 /** Runs a script defined with defineScripts: named keys and args become KEYS/ARGV in spec order. */
 export async function runScript<K extends string, A extends string, R, Rest extends boolean>(
-  redis: Redis,
+  redis: RedisClient,
   spec: ScriptSpec<K, A, R, Rest>,
   call: ScriptCall<K, A, Rest>,
 ): Promise<R> {
@@ -53,23 +49,4 @@ export async function runScript<K extends string, A extends string, R, Rest exte
     ...(call.rest ?? []),
   ];
   return spec.decode(await fn.apply(redis, argv));
-}
-
-// ---- reply decoding -----------------------------------------------------------------------
-
-export function replyArray(reply: unknown, script: string): unknown[] {
-  if (!Array.isArray(reply)) throw new Error(`${script}: unexpected reply ${String(reply)}`);
-  return reply;
-}
-
-export function replyInt(v: unknown, script: string): number {
-  if (typeof v === "number" && Number.isSafeInteger(v)) return v;
-  if (typeof v === "string" && /^-?\d+$/.test(v)) return Number(v);
-  throw new Error(`${script}: expected an integer, got ${String(v)}`);
-}
-
-export function replyString(v: unknown, script: string): string {
-  if (typeof v === "string") return v;
-  if (Buffer.isBuffer(v)) return v.toString("utf8");
-  throw new Error(`${script}: expected a string, got ${String(v)}`);
 }
