@@ -1,4 +1,4 @@
-import type { GatewayConfig } from "@byok/config";
+import { redisTargetOf, type GatewayConfig } from "@byok/config";
 import {
   createMemoryBudgetGuard, createMemoryRateLimiter, createRedisBudgetGuard, createRedisRateLimiter,
   type BudgetGuard, type RateLimiter, type RedisSource,
@@ -21,14 +21,13 @@ export function memoryMetering(store: GatewayStore): { budgets: BudgetGuard; rat
   };
 }
 
-
 /**
  * The metering of a process: on Redis (budgets and rate limits shared by every replica) when
- * REDIS_URL names one node; metering speaks to one Redis node, so on a Redis Cluster it falls
- * back to this process's memory (documented in docs/tenancy.md) rather than failing every run
- * on MOVED replies; in memory without Redis (embedded).
+ * REDIS_URL or Redis Cluster seed nodes are configured (every key of one tenant carries the
+ * tenant's hash tag, so each script runs in one cluster slot); in memory without Redis (embedded).
  */
 export function meteringFor(config: GatewayConfig, store: GatewayStore): { budgets: BudgetGuard; rates: RateLimiter } {
   const d = config.distributed;
-  return config.redisUrl && !d.redisClusterNodes ? redisMetering({ target: config.redisUrl }, store, d.redisKeyPrefix) : memoryMetering(store);
+  const onRedis = Boolean(config.redisUrl) || (d.redisClusterNodes?.length ?? 0) > 0;
+  return onRedis ? redisMetering({ target: redisTargetOf(config), name: "byok-metering" }, store, d.redisKeyPrefix) : memoryMetering(store);
 }
