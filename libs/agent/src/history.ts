@@ -1,4 +1,4 @@
-import type { ChatItem, ReasoningPart, ToolCallPart } from "@byok/providers";
+import type { ChatItem, ReasoningPart, ToolCallPart } from "@byok/protocol";
 import type { HistoryEntry } from "@byok/store";
 
 /** Which requests' stored history a run may use: the client's turns, and the run itself. */

@@ -1,6 +1,5 @@
 import type { RequestRef, RunPrincipal } from "@byok/bus";
-import type { CredentialsSource, ProviderKind, Usage } from "@byok/providers";
-import type { RunError } from "@byok/protocol";
+import type { RunError, CredentialsSource, ProviderKind, Usage } from "@byok/protocol";
 import type { AttemptOutcome } from "@byok/store";
 
 /** How an attempt ended, as its ledger row records it. */

@@ -1,5 +1,5 @@
-import { estimateTokens, type ChatItem, type ToolSpec } from "@byok/providers";
-import { DEFAULT_CONTEXT_WINDOW, toolContextOf, toolsFor, type RunState } from "@byok/protocol";
+import { estimateTokens } from "@byok/providers";
+import { DEFAULT_CONTEXT_WINDOW, toolContextOf, toolsFor, type RunState, type ChatItem, type ToolSpec } from "@byok/protocol";
 import type { HistoryEntry } from "@byok/store";
 import { chatItemsFromHistory } from "./history.js";
 

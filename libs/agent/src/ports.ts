@@ -1,6 +1,6 @@
 import type { Bus, RequestRef, TraceCarrier } from "@byok/bus";
-import type { ProviderAdapter, ProviderKind, ProviderTarget, RetryPolicy } from "@byok/providers";
-import type { RunError, RunStart } from "@byok/protocol";
+import type { RetryPolicy } from "@byok/providers";
+import type { RunError, RunStart, ProviderAdapter, ProviderKind, ProviderTarget } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import type { RunMeter } from "./metering.js";

@@ -7,12 +7,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
-import {
-  decideRetry, estimateTokens, estimateUsage, OutputMeter, ProviderError, requestText,
-  type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort,
-  type RetryPolicy, type StopReason, type ToolSpec, type Usage,
-} from "@byok/providers";
-import { runErrorFromProvider } from "@byok/protocol";
+import { decideRetry, estimateTokens, estimateUsage, OutputMeter, requestText, type RetryPolicy } from "@byok/providers";
+import { runErrorFromProvider, ProviderError, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import type { Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
 

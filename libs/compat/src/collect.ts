@@ -1,4 +1,4 @@
-import type { OutputItem, ProviderEvent } from "@byok/providers";
+import type { OutputItem, ProviderEvent } from "@byok/protocol";
 import type { CallSink } from "./call.js";
 
 /** The sink of a non-streaming answer: keeps the finished output items of the current attempt, in order. */

@@ -1,6 +1,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CustomErrorDetailsSchema, ErrorDetails_Error, ErrorDetailsSchema, type ConnectCodeName } from "@byok/wire";
-import type { ProviderError } from "@byok/providers";
+import type { ProviderError } from "./model/index.js";
 
 /**
  * The gateway's closed catalogue of ways a stream can end badly (docs/protocol.md "Ending a stream").

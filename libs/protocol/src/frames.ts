@@ -5,7 +5,7 @@ import {
   type AgentServerMessage, type ConversationStateStructure, type ExecServerMessage, type InteractionQuery,
   type InteractionUpdate, type ToolCall,
 } from "@byok/wire";
-import type { Usage } from "@byok/providers";
+import type { Usage } from "./model/index.js";
 
 /** Builders of the AgentServerMessage frames the gateway sends. Pure. */
 function update(message: InteractionUpdate["message"]): AgentServerMessage {

@@ -16,3 +16,4 @@ export * from "./gate.js";
 export * from "./blobs.js";
 export * from "./snapshot.js";
 export * from "./import.js";
+export * from "./model/index.js";

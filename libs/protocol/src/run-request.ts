@@ -1,6 +1,6 @@
 import type { AgentRunRequest, ConversationStateStructure, McpToolDefinition, ModelDetails, RequestedModel } from "@byok/wire";
 import { AgentMode } from "@byok/wire";
-import type { ClientCredentials, ModelParameter } from "@byok/providers";
+import type { ClientCredentials, ModelParameter } from "./model/index.js";
 
 export type { ClientCredentials, ModelParameter };
 

@@ -1,5 +1,5 @@
 import type { AgentMode, AgentServerMessage, PrewarmRequest, TodoItem } from "@byok/wire";
-import type { ProviderEvent, ToolCallPart, Usage } from "@byok/providers";
+import type { ProviderEvent, ToolCallPart, Usage } from "./model/index.js";
 import type { Blob } from "./blobs.js";
 import type { ClientEvent } from "./classify.js";
 import type { TurnView } from "./checkpoint.js";

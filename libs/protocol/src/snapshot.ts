@@ -1,6 +1,6 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
-import type { ReasoningPart, ToolCallPart, Usage } from "@byok/providers";
+import type { ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import type { EndDecision } from "./errors.js";
 import { heldEnd, openGate } from "./gate.js";
 import type { RunStart } from "./run-request.js";

@@ -1,5 +1,5 @@
 import type { ExecClientControlMessage, ExecClientMessage, InteractionResponse, InterruptedPendingToolCallResolution, ToolCall } from "@byok/wire";
-import type { ToolCallPart } from "@byok/providers";
+import type { ToolCallPart } from "./model/index.js";
 import { frames } from "./frames.js";
 import { enter } from "./phase.js";
 import type { TurnView } from "./checkpoint.js";

@@ -1,5 +1,5 @@
 import type { AgentServerMessage } from "@byok/wire";
-import type { ProviderEvent, ReasoningPart, ToolCallPart, Usage } from "@byok/providers";
+import type { ProviderEvent, ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import { frames } from "./frames.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Usage } from "@byok/providers";
+import type { Usage } from "./model/index.js";
 
 export const ZERO_USAGE: Usage = {
   inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false,

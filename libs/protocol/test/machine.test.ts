@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import {
   AgentClientMessageSchema, AgentMode, ConversationTurnStructureSchema, ErrorDetails_Error, type AgentServerMessage,
 } from "@byok/wire";
-import type { Usage } from "@byok/providers";
+import type { Usage } from "../src/index.js";
 import {
   classifyClientMessage, decodeClientMessage, initialRunState, isCallingModel, isFinishing, isInTurn, isRunningTools, step,
   type Effect, type RunEvent, type RunState, type Transition,

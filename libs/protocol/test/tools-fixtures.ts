@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { AgentMode, McpToolDefinitionSchema, type McpToolDefinition } from "@byok/wire";
-import type { ToolCallPart } from "@byok/providers";
+import type { ToolCallPart } from "../src/index.js";
 import type { ExecPlan, InteractionPlan, ToolContext, ToolPlan } from "../src/index.js";
 
 /** Shared fixtures of the tool-layer tests. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createProviderAdapter } from "./factory.js";
-import type { ProviderKind } from "./types.js";
+import type { ProviderKind } from "@byok/protocol";
 
 describe("createProviderAdapter", () => {
   it("returns an adapter of each kind", () => {

@@ -1,4 +1,4 @@
-import type { ProviderAdapter, ProviderKind } from "./types.js";
+import type { ProviderAdapter, ProviderKind } from "@byok/protocol";
 import type { ProviderAdapterDeps } from "./shared/options.js";
 import { createOpenAIChatAdapter } from "./openai-chat/adapter.js";
 import { createOpenAIResponsesAdapter } from "./openai-responses/adapter.js";

@@ -1,4 +1,3 @@
-export * from "./types.js";
 export { createOpenAIChatAdapter } from "./openai-chat/adapter.js";
 export { normalizeChatUsage } from "./openai-chat/usage.js";
 export { createOpenAIResponsesAdapter } from "./openai-responses/adapter.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProviderError, type ProviderErrorKind } from "./types.js";
+import { ProviderError, type ProviderErrorKind } from "@byok/protocol";
 import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, retryPolicy } from "./retry.js";
 
 const err = (kind: ProviderErrorKind, retryAfterMs?: number) => new ProviderError(kind, "x", retryAfterMs === undefined ? {} : { retryAfterMs });

@@ -1,4 +1,4 @@
-import type { ProviderError } from "./types.js";
+import type { ProviderError } from "@byok/protocol";
 
 /**
  * The engine's retry policy for provider passes (seed 003 §2.4.5): failures before the

@@ -4,8 +4,8 @@
  */
 import type { TargetResolution } from "@byok/agent";
 import { RouteCatalogueSchema, RouteTargetSchema, type GatewayConfig, type RouteConfig, type RouteTargetConfig } from "@byok/config";
-import { findRoute, resolveRoute, type GatewayCredential, type Route, type RouteRefusal, type RouteTarget } from "@byok/providers";
-import type { RunError, RunStart } from "@byok/protocol";
+import { findRoute, resolveRoute, type Route, type RouteRefusal, type RouteTarget } from "@byok/providers";
+import type { RunError, RunStart, GatewayCredential } from "@byok/protocol";
 import type { GatewayStore } from "@byok/store";
 
 export interface TenantTargetResolverOptions {

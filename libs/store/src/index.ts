@@ -19,7 +19,6 @@ export type {
   RateLimits,
   RetentionPolicy,
   RouteRepository,
-  StoredCredential,
   TenantLimits,
   TenantRecord,
   TenantRepository,

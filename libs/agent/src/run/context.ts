@@ -1,6 +1,5 @@
 import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
-import type { ProviderTarget } from "@byok/providers";
-import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState } from "@byok/protocol";
+import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState, type ProviderTarget } from "@byok/protocol";
 import { isStoreError, type RunFence, type Store } from "@byok/store";
 import type { AgentServerMessage } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";

@@ -1,5 +1,5 @@
-import { ProviderError, decideRetry, estimateTokens, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/providers";
-import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart } from "@byok/protocol";
+import { decideRetry, estimateTokens } from "@byok/providers";
+import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart, ProviderError, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/protocol";
 import { isStoreError } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo, AttemptOutcome } from "../metering.js";

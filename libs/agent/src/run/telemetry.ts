@@ -1,7 +1,6 @@
 import { context as otelContext, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { create } from "@bufbuild/protobuf";
-import type { ProviderKind, ProviderTarget, StopReason, Usage } from "@byok/providers";
-import { isEnded, type RunError, type RunState, type Transition } from "@byok/protocol";
+import { isEnded, type RunError, type RunState, type Transition, type ProviderKind, type ProviderTarget, type StopReason, type Usage } from "@byok/protocol";
 import { ATTR, GENAI, GENAI_OPERATION, genAiSpanName, SPAN_EVENT, type GatewayMetrics, type RefusalReason, type TokenKind } from "@byok/telemetry";
 import { SpanContextSchema, type AgentServerMessage } from "@byok/wire";
 

@@ -4,7 +4,8 @@
  * from the provider events of whichever route target served it.
  */
 import { z } from "zod";
-import { estimateTokens, requestText, type ChatItem, type OutputItem, type ProviderEvent, type ReasoningEffort, type ReasoningPart, type StopReason, type ToolSpec, type Usage } from "@byok/providers";
+import { estimateTokens, requestText } from "@byok/providers";
+import type { ChatItem, OutputItem, ProviderEvent, ReasoningEffort, ReasoningPart, StopReason, ToolSpec, Usage } from "@byok/protocol";
 import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
 import { Collector } from "../collect.js";
 import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";

@@ -4,7 +4,7 @@
  * from the provider events of whichever route target served it.
  */
 import { z } from "zod";
-import type { ChatItem, ProviderEvent, StopReason, ToolSpec } from "@byok/providers";
+import type { ChatItem, ProviderEvent, StopReason, ToolSpec } from "@byok/protocol";
 import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
 import { Collector } from "../collect.js";
 import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";

@@ -1,4 +1,4 @@
-import type { ReasoningEffort } from "@byok/providers";
+import type { ReasoningEffort } from "@byok/protocol";
 
 /** OpenAI's `reasoning_effort` / `reasoning.effort` levels in the gateway's effort scale. */
 export function chatEffort(e: "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | null | undefined): ReasoningEffort | undefined {

@@ -4,7 +4,7 @@
  * send the whole conversation as `input` items.
  */
 import { z } from "zod";
-import type { ChatItem, OutputItem, ProviderEvent, StopReason, ToolSpec, Usage } from "@byok/providers";
+import type { ChatItem, OutputItem, ProviderEvent, StopReason, ToolSpec, Usage } from "@byok/protocol";
 import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
 import { Collector } from "../collect.js";
 import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";

@@ -1,4 +1,4 @@
-import type { Usage } from "@byok/providers";
+import type { Usage } from "@byok/protocol";
 
 /** Normalized usage (input excludes cache reads and writes) in Chat Completions terms. */
 export function chatUsage(u: Usage) {

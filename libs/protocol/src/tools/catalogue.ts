@@ -1,4 +1,4 @@
-import type { ToolSpec } from "@byok/providers";
+import type { ToolSpec } from "../model/index.js";
 import { directMcpSpec, directMcpTools, listMcpTools } from "./mcp.js";
 import { builtinToolsOf } from "./modes.js";
 import { TOOL, type BuiltinToolName } from "./names.js";

@@ -1,7 +1,7 @@
 import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
 import { ValueSchema, type Value } from "@bufbuild/protobuf/wkt";
 import type { McpToolDefinition } from "@byok/wire";
-import type { ToolSpec } from "@byok/providers";
+import type { ToolSpec } from "../model/index.js";
 import { MCP_DIRECT_PREFIX } from "./names.js";
 
 /**

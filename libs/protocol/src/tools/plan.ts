@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { WebFetchToolCallSchema, WebSearchToolCallSchema, type McpToolDefinition } from "@byok/wire";
-import type { ToolCallPart } from "@byok/providers";
+import type { ToolCallPart } from "../model/index.js";
 import { availability } from "./catalogue.js";
 import { startEdit } from "./edit.js";
 import { validateArgs } from "./json-schema.js";

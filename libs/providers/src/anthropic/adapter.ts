@@ -1,6 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";

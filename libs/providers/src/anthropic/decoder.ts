@@ -1,5 +1,5 @@
 import type { RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
-import type { ProviderEvent, StopReason } from "../types.js";
+import type { ProviderEvent, StopReason } from "@byok/protocol";
 import type { ItemIds } from "../shared/ids.js";
 import type { OutputMeter } from "../shared/usage.js";
 import { AnthropicUsageAccumulator } from "./usage.js";

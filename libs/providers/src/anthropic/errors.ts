@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
-import { ProviderError } from "../types.js";
+import { ProviderError } from "@byok/protocol";
 import { safeMessage, vendorError } from "../shared/classify.js";
 import { parseRetryAfter } from "../shared/retry-after.js";
 import { cancelledError, isMalformedStreamError, malformedError, networkError, timeoutError, type FailureContext } from "../shared/transport.js";

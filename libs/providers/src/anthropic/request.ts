@@ -1,5 +1,5 @@
 import type { MessageCreateParamsStreaming, MessageParam, ContentBlockParam, Tool, TextBlockParam } from "@anthropic-ai/sdk/resources/messages";
-import type { ModelCallRequest, ReasoningEffort } from "../types.js";
+import type { ModelCallRequest, ReasoningEffort } from "@byok/protocol";
 import type { AdapterOptions } from "../shared/options.js";
 import { answeredItems } from "../shared/answered.js";
 

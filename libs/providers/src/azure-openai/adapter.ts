@@ -1,6 +1,5 @@
 import { AzureOpenAI } from "openai";
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
-import { ProviderError } from "../types.js";
+import { ProviderError, type ModelCallRequest, type ProviderAdapter, type ProviderEvent } from "@byok/protocol";
 import { parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamChatPass } from "../openai-chat/adapter.js";

@@ -1,6 +1,5 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "../types.js";
-import { ProviderError } from "../types.js";
+import { ProviderError, type ModelCallRequest, type ProviderAdapter, type ProviderEvent } from "@byok/protocol";
 import { parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js";

@@ -1,6 +1,6 @@
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "../types.js";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";

@@ -1,5 +1,5 @@
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
-import type { OutputItem, ProviderEvent, StopReason } from "../types.js";
+import type { OutputItem, ProviderEvent, StopReason } from "@byok/protocol";
 import type { ItemIds } from "../shared/ids.js";
 import { ThinkTagSplitter } from "../shared/think-tags.js";
 import type { OutputMeter } from "../shared/usage.js";

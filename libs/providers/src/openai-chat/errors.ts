@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderTarget } from "../types.js";
+import { ProviderError, type ProviderTarget } from "@byok/protocol";
 import { mapOpenAIError } from "../shared/openai-errors.js";
 import { safeMessage } from "../shared/classify.js";
 import type { FailureContext } from "../shared/transport.js";

@@ -3,7 +3,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { ModelCallRequest, ReasoningEffort } from "../types.js";
+import type { ModelCallRequest, ReasoningEffort } from "@byok/protocol";
 import type { AdapterOptions } from "../shared/options.js";
 import { answeredItems } from "../shared/answered.js";
 

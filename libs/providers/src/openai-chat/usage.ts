@@ -1,4 +1,4 @@
-import type { Usage } from "../types.js";
+import type { Usage } from "@byok/protocol";
 import { count, isRecord } from "../shared/usage.js";
 
 /**

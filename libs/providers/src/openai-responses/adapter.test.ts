@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "@byok/testing";
-import type { ProviderTarget } from "../types.js";
+import type { ProviderTarget } from "@byok/protocol";
 import { completedOf, errorSurface, makeRequest, runPass, textOf } from "../test-support/helpers.js";
 import { createOpenAIResponsesAdapter } from "./adapter.js";
 

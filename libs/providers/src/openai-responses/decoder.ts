@@ -1,5 +1,5 @@
 import type { ResponseStreamEvent } from "openai/resources/responses/responses";
-import type { ProviderEvent, StopReason } from "../types.js";
+import type { ProviderEvent, StopReason } from "@byok/protocol";
 import type { ItemIds } from "../shared/ids.js";
 import { isRecord, type OutputMeter } from "../shared/usage.js";
 

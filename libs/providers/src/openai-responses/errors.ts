@@ -1,4 +1,4 @@
-import { ProviderError } from "../types.js";
+import { ProviderError } from "@byok/protocol";
 import { mapOpenAIError } from "../shared/openai-errors.js";
 import { safeMessage, vendorError } from "../shared/classify.js";
 import type { FailureContext } from "../shared/transport.js";

@@ -1,5 +1,5 @@
 import type { ResponseCreateParamsStreaming, ResponseInputItem, FunctionTool } from "openai/resources/responses/responses";
-import type { ModelCallRequest } from "../types.js";
+import type { ModelCallRequest } from "@byok/protocol";
 import type { AdapterOptions } from "../shared/options.js";
 import { answeredItems } from "../shared/answered.js";
 import { chatReasoningEffort } from "../openai-chat/request.js";

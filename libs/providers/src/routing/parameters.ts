@@ -1,10 +1,4 @@
-import type { ReasoningEffort } from "../types.js";
-
-/** A `RequestedModel.parameters` entry: `{id, value}` as the client copied it from the advertised model list. */
-export interface ModelParameter {
-  id: string;
-  value: string;
-}
+import type { ModelParameter, ReasoningEffort } from "@byok/protocol";
 
 /** Parameter ids that mean "thinking effort" (docs/protocol.md "Model parameters": `thinking_effort` and common synonyms). */
 const EFFORT_IDS = new Set(["thinking_effort", "reasoning_effort", "reasoning", "thinking", "effort"]);

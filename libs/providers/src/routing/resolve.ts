@@ -1,7 +1,7 @@
-import type { ProviderKind, ProviderTarget, ReasoningEffort } from "../types.js";
+import type { ClientCredentials, GatewayCredential, ProviderKind, ProviderTarget, ReasoningEffort } from "@byok/protocol";
 import { checkBaseUrl } from "./base-url-policy.js";
 import { mapThinkingEffort, wantsMaxMode } from "./parameters.js";
-import type { ClientCredentials, GatewayCredential, Route, RouteRefusal, RouteRequest, RouteTarget, RoutingConfig } from "./types.js";
+import type { Route, RouteRefusal, RouteRequest, RouteTarget, RoutingConfig } from "./types.js";
 
 /**
  * Azure OpenAI data-plane api-version used when none is configured: the latest GA version

@@ -1,17 +1,5 @@
-import type { ProviderKind, ReasoningEffort } from "../types.js";
+import type { ClientCredentials, GatewayCredential, ModelParameter, ProviderKind, ReasoningEffort } from "@byok/protocol";
 import type { BaseUrlPolicy } from "./base-url-policy.js";
-import type { ModelParameter } from "./parameters.js";
-
-/** BYOK credentials a Cursor client sent with `RequestedModel` (mirrors its `credentials` oneof). Secret: never log. */
-export type ClientCredentials =
-  | { kind: "api_key"; apiKey: string; baseUrl?: string }
-  | { kind: "azure"; apiKey: string; baseUrl: string; deployment: string; apiVersion?: string }
-  | { kind: "bedrock"; accessKey: string; secretKey: string; region: string; sessionToken?: string };
-
-/** A credential the gateway holds, looked up by a route's `credentials.ref`. Secret: never log. */
-export type GatewayCredential =
-  | { kind: "api_key"; apiKey: string }
-  | { kind: "aws"; accessKeyId: string; secretAccessKey: string; sessionToken?: string };
 
 /** How a route turns `RequestedModel.parameters` / max mode into provider settings. */
 export interface ParameterMapping {

@@ -6,7 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "@byok/testing";
-import type { ProviderTarget } from "../types.js";
+import type { ProviderTarget } from "@byok/protocol";
 import { makeRequest, runPass, textOf } from "../test-support/helpers.js";
 import { createAnthropicAdapter } from "../anthropic/adapter.js";
 import { createOpenAIChatAdapter } from "../openai-chat/adapter.js";

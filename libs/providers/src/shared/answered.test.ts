@@ -3,7 +3,7 @@
 // such requests with each vendor's own 400.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "@byok/testing";
-import type { ChatItem, ProviderAdapter, ProviderTarget } from "../types.js";
+import type { ChatItem, ProviderAdapter, ProviderTarget } from "@byok/protocol";
 import { makeRequest, runPass } from "../test-support/helpers.js";
 import { answeredItems, NO_RESULT_TEXT } from "./answered.js";
 import { createOpenAIChatAdapter } from "../openai-chat/adapter.js";

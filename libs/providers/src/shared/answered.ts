@@ -1,4 +1,4 @@
-import type { ChatItem } from "../types.js";
+import type { ChatItem } from "@byok/protocol";
 
 /** What the model reads for a call whose result never reached the gateway. */
 export const NO_RESULT_TEXT = "The tool call was interrupted before it returned a result; it may or may not have run.";

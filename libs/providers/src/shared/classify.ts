@@ -1,4 +1,4 @@
-import { ProviderError, type ProviderErrorKind, type Usage } from "../types.js";
+import { ProviderError, type ProviderErrorKind, type Usage } from "@byok/protocol";
 import { safeCause, withDetail } from "./redact.js";
 
 /** What every vendor's HTTP/stream error reduces to before classification. */

@@ -1,5 +1,5 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
-import { ProviderError } from "../types.js";
+import { ProviderError } from "@byok/protocol";
 import { vendorError } from "./classify.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { cancelledError, isMalformedStreamError, malformedError, networkError, timeoutError, type FailureContext } from "./transport.js";

@@ -1,4 +1,4 @@
-import type { ProviderTarget } from "../types.js";
+import type { ProviderTarget } from "@byok/protocol";
 import { isRecord } from "./usage.js";
 
 /**

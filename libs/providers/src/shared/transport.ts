@@ -1,4 +1,4 @@
-import { ProviderError, type Usage } from "../types.js";
+import { ProviderError, type Usage } from "@byok/protocol";
 import { safeCause } from "./redact.js";
 import { safeMessage } from "./classify.js";
 import { addressRefusal } from "./address-guard.js";

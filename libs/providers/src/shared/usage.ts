@@ -1,4 +1,4 @@
-import type { ChatItem, ModelCallRequest, Usage } from "../types.js";
+import type { ChatItem, ModelCallRequest, Usage } from "@byok/protocol";
 import { estimateTokens } from "./tokens.js";
 
 function itemText(item: ChatItem): string {

@@ -1,5 +1,4 @@
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderTarget } from "../types.js";
-import { ProviderError } from "../types.js";
+import { ProviderError, type ModelCallRequest, type ProviderAdapter, type ProviderEvent, type ProviderTarget } from "@byok/protocol";
 
 /** Test-only helpers (not exported from the package). */
 

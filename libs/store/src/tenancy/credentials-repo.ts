@@ -8,7 +8,8 @@ import type { KeyEncryptionKey } from "../crypto/kek.js";
 import type { Db } from "../db.js";
 import { StoreError } from "../errors.js";
 import { providerCredentials } from "../schema.js";
-import type { CredentialInfo, CredentialRepository, StoredCredential } from "./types.js";
+import type { GatewayCredential } from "@byok/protocol";
+import type { CredentialInfo, CredentialRepository } from "./types.js";
 
 export function createCredentialRepository(db: Db, kek: KeyEncryptionKey | undefined): CredentialRepository {
   const need = (): KeyEncryptionKey => {
@@ -55,8 +56,8 @@ function toInfo(r: typeof providerCredentials.$inferSelect): CredentialInfo {
   return { tenantId: r.tenantId, ref: r.ref, keyVersion: r.keyVersion, updatedAt: r.updatedAt };
 }
 
-/** Validates decrypted JSON against StoredCredential; the error never quotes the value. */
-function parseCredential(text: string): StoredCredential {
+/** Validates decrypted JSON against GatewayCredential; the error never quotes the value. */
+function parseCredential(text: string): GatewayCredential {
   let v: unknown;
   try {
     v = JSON.parse(text);

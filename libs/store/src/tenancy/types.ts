@@ -1,3 +1,5 @@
+import type { GatewayCredential } from "@byok/protocol";
+
 /**
  * Tenancy repositories: tenants and users, gateway API keys, per-tenant routes and
  * encrypted provider credentials. Every method but the tenant listing and API-key
@@ -134,11 +136,6 @@ export interface RouteRepository {
   delete(tenantId: string, modelId: string): Promise<boolean>;
 }
 
-/** A provider credential held by the gateway (same shape as @byok/providers GatewayCredential). Secret. */
-export type StoredCredential =
-  | { kind: "api_key"; apiKey: string }
-  | { kind: "aws"; accessKeyId: string; secretAccessKey: string; sessionToken?: string };
-
 export interface CredentialInfo {
   tenantId: string;
   ref: string;
@@ -152,9 +149,9 @@ export interface CredentialInfo {
  * Without a KEK, put/get throw StoreError "no_kek".
  */
 export interface CredentialRepository {
-  put(tenantId: string, ref: string, credential: StoredCredential): Promise<CredentialInfo>;
+  put(tenantId: string, ref: string, credential: GatewayCredential): Promise<CredentialInfo>;
   /** Decrypts; undefined if absent. Throws KekError if the row does not open under the KEK. */
-  get(tenantId: string, ref: string): Promise<StoredCredential | undefined>;
+  get(tenantId: string, ref: string): Promise<GatewayCredential | undefined>;
   /** Refs and versions only, never secrets. */
   list(tenantId: string): Promise<CredentialInfo[]>;
   delete(tenantId: string, ref: string): Promise<boolean>;
