@@ -6,7 +6,7 @@ const FILES = [
   "libs/wire/test/fuzz.test.ts",
   "libs/protocol/test/fuzz-decode.test.ts",
   "libs/bus/test/gate-fuzz.test.ts",
-  "libs/edge/src/run-sse-body.test.ts",
+  "libs/edge/src/request-messages.test.ts",
   "services/gateway/test/malformed-input.test.ts",
 ];
 const scale = process.env.FUZZ_SCALE ?? "40";

@@ -8,7 +8,7 @@ import type { GatewayConfig, TokenSigningKey } from "@byok/config";
 import type { GatewayStore } from "@byok/store";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { createPrivacyLookup, loadTenantCatalogue, modelsListBody, type TenantCatalogue } from "./catalogue/catalogue.js";
-import type { ConnectRouter } from "@connectrpc/connect";
+import type { ConnectRouter, HandlerContext } from "@connectrpc/connect";
 import { createProcedureFallback } from "./connect/fallback.js";
 import { registerControlPlaneProcedures } from "./connect/services.js";
 import { createAuthRoutes, EXCHANGE_PATH, OAUTH_TOKEN_PATH } from "./http/auth-routes.js";
@@ -43,8 +43,11 @@ export interface ControlPlane {
    * `x-ghost-mode: true`. Cached for GATEWAY_CONTENT_POLICY_CACHE_MS, like the workers' lookup.
    */
   privacyEnforced(tenantId: string): Promise<boolean>;
-  /** Registers the aiserver.v1 control-plane procedures on the edge's Connect router. */
-  routes(router: ConnectRouter): void;
+  /**
+   * Registers the aiserver.v1 control-plane procedures on the edge's Connect router; `principal`
+   * is the call's principal as the edge authenticated it (with `auth`) before reading the body.
+   */
+  routes(router: ConnectRouter, principal: (ctx: HandlerContext) => Promise<PrincipalLike>): void;
   /**
    * Serves `req` when its path belongs to the control plane and returns true; false otherwise.
    * The edge calls it for paths its router has no procedure for: sign-in, `/v1/models`,
@@ -106,7 +109,7 @@ export function createControlPlane(deps: ControlPlaneDeps): ControlPlane {
     auth,
     catalogue,
     privacyEnforced,
-    routes: (router) => registerControlPlaneProcedures(router, serviceDeps),
+    routes: (router, principal) => registerControlPlaneProcedures(router, { ...serviceDeps, principal }),
     handle(req, res) {
       const path = (req.url ?? "").split("?")[0] ?? "";
       const run = (fn: (req: NodeRequest, res: NodeResponse) => Promise<void>) => {

@@ -1,3 +1,5 @@
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+
 /** Who a request belongs to. Every bus lookup is scoped by the tenant (docs/architecture.md property 9). */
 export interface Principal {
   tenantId: string;
@@ -17,4 +19,15 @@ export interface Authenticator {
 /** Open mode: embedded mode's default (loopback only); everything belongs to one tenant. */
 export function createOpenAuthenticator(tenantId: string): Authenticator {
   return { authenticate: async () => ({ tenantId, userId: undefined }) };
+}
+
+/**
+ * The principal the edge authenticated a procedure call with, before reading its body
+ * (libs/edge/src/connect-edge.ts); unset for gRPC calls, which connect-node serves unguarded.
+ */
+export const PRINCIPAL = createContextKey<Principal | undefined>(undefined, { description: "the authenticated principal" });
+
+/** The call's principal: the one the edge authenticated, else authenticated from the headers now. */
+export async function principalOf(ctx: HandlerContext, auth: Authenticator): Promise<Principal> {
+  return ctx.values.get(PRINCIPAL) ?? auth.authenticate(ctx.requestHeader);
 }

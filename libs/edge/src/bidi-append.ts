@@ -5,7 +5,7 @@ import { decodeClientMessage } from "@byok/protocol";
 import { ATTR, injectTraceContext, SPAN, withSpan, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
 import { create } from "@bufbuild/protobuf";
-import type { Authenticator, Principal } from "./auth.js";
+import { principalOf, type Authenticator, type Principal } from "./auth.js";
 import { loggableHeaders, readClientHeaders, type ClientHeaders } from "./client-headers.js";
 import { invalidArgument, resourceExhausted, unavailable } from "./errors.js";
 
@@ -128,7 +128,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
 export function createBidiAppendHandler(deps: BidiAppendDeps) {
   const append = createClientAppender(deps);
   return async (req: BidiAppendRequest, ctx: HandlerContext): Promise<BidiAppendResponse> => {
-    const principal = await deps.auth.authenticate(ctx.requestHeader);
+    const principal = await principalOf(ctx, deps.auth);
     const requestId = req.requestId?.requestId ?? "";
     if (!requestId) throw invalidArgument("BidiAppend needs `request_id.request_id`.");
     const headers = readClientHeaders(ctx.requestHeader);

@@ -2,7 +2,7 @@
 // safe for users: it never quotes a credential.
 import { connectErrorFor } from "@byok/protocol";
 
-export { connectCode, endStatusError } from "@byok/protocol";
+export { endStreamFor, storedEndStream } from "@byok/protocol";
 
 export const invalidArgument = (message: string) => connectErrorFor({ kind: "bad_request", message });
 export const resourceExhausted = (message: string) => connectErrorFor({ kind: "limit_exceeded", message });

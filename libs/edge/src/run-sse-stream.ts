@@ -1,32 +1,61 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { gzipSync } from "node:zlib";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { endStreamToJson } from "@connectrpc/connect/protocol-connect";
-import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED, ENVELOPE_FLAG_END_STREAM } from "@byok/wire";
+import { compressionGzip } from "@connectrpc/connect-node";
+import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
+import type { Principal } from "./auth.js";
+import { endStreamFor } from "./errors.js";
+import type { OutputReader } from "./run-sse.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
 const COMPRESS_MIN_BYTES = 1024;
 
 /**
+ * Sends a reader's frames with `send` until it ends, and returns the end-stream envelope to
+ * write: the stored end as the reader returned it, or the thrown error's (logged when it is the
+ * gateway's own fault). Stops early, returning undefined, when `signal` fires.
+ */
+export async function forwardOutput(
+  frames: AsyncGenerator<Uint8Array, Uint8Array>,
+  send: (frame: Uint8Array) => Promise<void>,
+  signal: AbortSignal,
+  logger: Logger,
+): Promise<Uint8Array | undefined> {
+  try {
+    for (;;) {
+      const next = await frames.next();
+      if (next.done) return next.value;
+      if (signal.aborted) return undefined;
+      await send(next.value);
+    }
+  } catch (err) {
+    const error = ConnectError.from(err);
+    if (error.code === Code.Internal || error.code === Code.Unknown) logger.error({ err }, "reading the run's output failed");
+    return endStreamFor(error);
+  } finally {
+    // Runs the reader's own clean-up (watch, reader presence) when it stopped early.
+    await frames.return(new Uint8Array()).catch(() => {});
+  }
+}
+
+/**
  * Writes a RunSSE response as a Connect server stream without decoding the stored frames:
- * each stored AgentServerMessage goes out as its own envelope (gzip-compressed per envelope
- * only when `connect-accept-encoding` allows it), then the end-stream JSON — `{}` or the error
- * with its `aiserver.v1.ErrorDetails` — over HTTP 200, never HTTP-compressed. The content type
- * is `text/event-stream` for Cursor (`x-cursor-streaming: true`), else Connect's own.
- * When `cut` fires (the replica is draining) the stream stops after the frame being written and
- * the connection is closed without an end-stream, as if the replica had gone: the client
- * reconnects to another replica and resumes after the frames it has, all of them whole.
+ * each stored AgentServerMessage goes out as its own envelope (gzip-compressed per envelope,
+ * on zlib's thread pool, only when `connect-accept-encoding` allows it), then the end-stream —
+ * `{}` or the error with its `aiserver.v1.ErrorDetails` — over HTTP 200, never
+ * HTTP-compressed. The content type is `text/event-stream` for Cursor (`x-cursor-streaming:
+ * true`), else Connect's own. When `cut` fires (the replica is draining) the stream stops after
+ * the frame being written and the connection is closed without an end-stream, as if the replica
+ * had gone: the client reconnects to another replica and resumes after the frames it has, all
+ * of them whole.
  */
 export async function serveRunSse(
-  req: IncomingMessage,
   res: ServerResponse,
-  requestId: string,
-  headers: Headers,
-  frames: (requestId: string, headers: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array>,
+  reader: { principal: Principal; requestId: string; headers: Headers; frames: OutputReader },
   logger: Logger,
   cut: AbortSignal,
 ): Promise<void> {
+  const { headers } = reader;
   const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
   const abort = new AbortController();
   res.on("close", () => abort.abort());
@@ -53,19 +82,14 @@ export async function serveRunSse(
       abort.signal.addEventListener("abort", done);
     });
   };
-  let error: ConnectError | undefined;
+  const send = async (frame: Uint8Array) => {
+    if (!gzip || frame.byteLength < COMPRESS_MIN_BYTES) return write(encodeEnvelope(0, frame));
+    const compressed = await compressionGzip.compress(frame);
+    if (!abort.signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
+  };
+  let end: Uint8Array | undefined;
   try {
-    for await (const frame of frames(requestId, headers, abort.signal)) {
-      if (abort.signal.aborted) break;
-      await write(
-        gzip && frame.byteLength >= COMPRESS_MIN_BYTES
-          ? encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, gzipSync(frame))
-          : encodeEnvelope(0, frame),
-      );
-    }
-  } catch (err) {
-    error = ConnectError.from(err);
-    if (error.code === Code.Internal || error.code === Code.Unknown) logger.error({ err }, "RunSSE failed");
+    end = await forwardOutput(reader.frames(reader.principal, reader.requestId, headers, abort.signal), send, abort.signal, logger);
   } finally {
     cut.removeEventListener("abort", onCut);
   }
@@ -75,9 +99,8 @@ export async function serveRunSse(
     else res.destroy();
     return;
   }
-  if (abort.signal.aborted) return;
-  const end = new TextEncoder().encode(JSON.stringify(endStreamToJson(new Headers(), error, undefined)));
-  res.end(encodeEnvelope(ENVELOPE_FLAG_END_STREAM, end));
+  if (abort.signal.aborted || !end) return;
+  res.end(end);
 }
 
 /** The request headers as a fetch Headers (HTTP/2 pseudo-headers left out). */

@@ -1,16 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
 import { HEARTBEAT_FRAME } from "@byok/protocol";
+import { encodeEndStream } from "@byok/wire";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
-import type { Authenticator } from "./auth.js";
+import type { Principal } from "./auth.js";
 import { loggableHeaders, readClientHeaders } from "./client-headers.js";
-import { endStatusError, invalidArgument, notFound, unavailable } from "./errors.js";
+import { invalidArgument, notFound, storedEndStream, unavailable } from "./errors.js";
 import { Wakeup } from "./wakeup.js";
 
 export interface RunSseDeps {
   bus: Bus;
-  auth: Authenticator;
   timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number; readerTtlMs: number };
   logger: Logger;
   metrics: GatewayMetrics;
@@ -21,16 +21,20 @@ const tracer = trace.getTracer("@byok/ingress");
 /** Frames read from the bus per round trip. */
 const READ_BATCH = 256;
 
+/** A reader of a request's output: its frames, then the end-stream envelope it returns. */
+export type OutputReader = (principal: Principal, requestId: string, requestHeader: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array, Uint8Array>;
+
 /**
- * RunSSE: replays the latest generation's output from the start (or after
- * `x-gateway-resume-after` frames), then follows live until its end entry; heartbeats after
- * silence are generated here and never stored. A request that never appears ends `not_found`.
- * Yields the serialized AgentServerMessage frames exactly as stored (never decoded here);
- * errors are thrown as ConnectErrors for the end-stream.
+ * RunSSE's reader (AgentService/Run's too): replays the latest generation's output from the
+ * start (or after `x-gateway-resume-after` frames), then follows live until its end entry;
+ * heartbeats after silence are generated here and never stored. A request that never appears
+ * ends `not_found`. Yields the serialized AgentServerMessage frames exactly as stored (never
+ * decoded here) and returns the stored end as its end-stream envelope (the stored ErrorDetails
+ * bytes as they are); the edge's own errors are thrown as ConnectErrors for the end-stream.
+ * The caller authenticated `principal`.
  */
-export function createRunSseFrames(deps: RunSseDeps) {
-  return async function* runSse(requestId: string, requestHeader: Headers, signal: AbortSignal): AsyncGenerator<Uint8Array> {
-    const principal = await deps.auth.authenticate(requestHeader);
+export function createRunSseFrames(deps: RunSseDeps): OutputReader {
+  return async function* runSse(principal, requestId, requestHeader, signal) {
     if (!requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
     const headers = readClientHeaders(requestHeader);
     if (Number.isNaN(headers.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
@@ -102,11 +106,9 @@ export function createRunSseFrames(deps: RunSseDeps) {
         }
         if (read.entries.length > 0) lastSent = Date.now();
         if (read.end) {
-          if (!read.end.ok) {
-            endCode = read.end.code ?? "unknown";
-            throw endStatusError(read.end.code, read.end.message, read.end.errorDetails);
-          }
-          return;
+          if (read.end.ok) return encodeEndStream();
+          endCode = read.end.code ?? "unknown";
+          return storedEndStream(read.end.code, read.end.message, read.end.errorDetails);
         }
         if (read.entries.length > 0) continue;
         const quiet = Date.now() - lastSent;
@@ -118,6 +120,7 @@ export function createRunSseFrames(deps: RunSseDeps) {
         await wake.wait(deps.timers.heartbeatMs - quiet, signal);
       }
       endCode = "client_gone";
+      return encodeEndStream();
     } catch (err) {
       if (endCode === "ok") endCode = (err as { code?: unknown }).code === undefined ? "internal" : String((err as { code: unknown }).code);
       throw err;

@@ -4,7 +4,7 @@ export * from "./run-request.js";
 export * from "./frames.js";
 export * from "./usage.js";
 export * from "./errors.js";
-export { connectCode, connectErrorFor, endStatusError } from "./connect-error.js";
+export { connectCode, connectErrorFor, endStreamFor, storedEndStream } from "./connect-error.js";
 export * from "./translate.js";
 export * from "./checkpoint.js";
 export * from "./machine.js";

@@ -1,5 +1,6 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { ErrorDetailsSchema, type ErrorDetails } from "./gen/aiserver/v1/aiserver_pb.js";
+import { encodeEnvelope, ENVELOPE_FLAG_END_STREAM } from "./envelope.js";
 
 /** Connect error codes as they appear in end-stream JSON. */
 export type ConnectCodeName =
@@ -41,4 +42,30 @@ export function parseEndStream(payload: Uint8Array): EndStream {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The error of an end-stream to write: a Connect code name, the message, serialized ErrorDetails. */
+export interface EndStreamError {
+  code: ConnectCodeName;
+  message: string;
+  /** Serialized `aiserver.v1.ErrorDetails`, forwarded as they are (base64 in the JSON). */
+  errorDetails: readonly Uint8Array[];
+}
+
+const END_STREAM_OK = new TextEncoder().encode("{}");
+
+/**
+ * The end-stream envelope (flag 0x02) of a Connect stream (docs/protocol.md "Ending a stream"):
+ * `{}` without an error, else `{"error":{code, message, details}}` with each ErrorDetails as
+ * `{"type":"aiserver.v1.ErrorDetails","value":<base64, unpadded>}`, as connect-es writes it.
+ * The one encoder of every stream's end; `parseEndStream` reads it back.
+ */
+export function encodeEndStream(error?: EndStreamError): Uint8Array {
+  if (!error) return encodeEnvelope(ENVELOPE_FLAG_END_STREAM, END_STREAM_OK);
+  const json: { code: string; message?: string; details?: { type: string; value: string }[] } = { code: error.code };
+  if (error.message) json.message = error.message;
+  if (error.errorDetails.length > 0) {
+    json.details = error.errorDetails.map((d) => ({ type: ErrorDetailsSchema.typeName, value: Buffer.from(d).toString("base64").replace(/=+$/, "") }));
+  }
+  return encodeEnvelope(ENVELOPE_FLAG_END_STREAM, new TextEncoder().encode(JSON.stringify({ error: json })));
 }

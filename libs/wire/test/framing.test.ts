@@ -1,7 +1,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
-  decodeHex, encodeHex, encodeEnvelope, EnvelopeReader, parseEndStream,
+  decodeHex, encodeHex, encodeEnvelope, encodeEndStream, EnvelopeReader, parseEndStream,
   ErrorDetailsSchema, CustomErrorDetailsSchema, ErrorDetails_Error,
 } from "../src/index.js";
 
@@ -53,6 +53,24 @@ describe("end-stream", () => {
     expect(parsed.code).toBe("unavailable");
     expect(parsed.errorDetails[0]?.error).toBe(ErrorDetails_Error.PROVIDER_ERROR);
     expect(parsed.errorDetails[0]?.details?.title).toBe("t");
+  });
+  it("encodes the end-stream envelope that parseEndStream reads back, the ErrorDetails bytes as they were", () => {
+    const ok = encodeEndStream();
+    expect([...ok]).toEqual([0x02, 0, 0, 0, 2, 0x7b, 0x7d]);
+    const detail = toBinary(ErrorDetailsSchema, create(ErrorDetailsSchema, {
+      error: ErrorDetails_Error.RATE_LIMITED,
+      details: create(CustomErrorDetailsSchema, { title: "Rate limited", detail: "retry in 3 s", isRetryable: true }),
+    }));
+    const env = encodeEndStream({ code: "resource_exhausted", message: "retry in 3 s", errorDetails: [detail] });
+    expect(env[0]).toBe(0x02);
+    expect(new DataView(env.buffer).getUint32(1)).toBe(env.length - 5);
+    const json = JSON.parse(new TextDecoder().decode(env.subarray(5))) as { error: { details: { type: string; value: string }[] } };
+    // Unpadded standard base64, as connect-es writes and reads it.
+    expect(json.error.details[0]!.value).toBe(Buffer.from(detail).toString("base64").replace(/=+$/, ""));
+    const parsed = parseEndStream(env.subarray(5));
+    expect(parsed).toMatchObject({ ok: false, code: "resource_exhausted", message: "retry in 3 s" });
+    if (parsed.ok) return;
+    expect(toBinary(ErrorDetailsSchema, parsed.errorDetails[0]!)).toEqual(detail);
   });
 });
 

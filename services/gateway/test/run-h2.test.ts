@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import { connect } from "node:http2";
 import { request } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -11,7 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Code } from "@connectrpc/connect";
 import { controlPlaneClients, createCursorClient, exchangeApiKey, runOverHttp2, runRequestMessage } from "@byok/testing";
-import { aiserver } from "@byok/wire";
+import { aiserver, encodeEnvelope, parseEndStream } from "@byok/wire";
 import { adminCall, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-run-h2-tests-0123456789";
@@ -115,9 +116,57 @@ describe("AgentService/Run over h2c, next to HTTP/1.1 on the same port", () => {
   it("refuses bad tokens and bad messages on Run with Connect errors, and Run over HTTP/1.1 with 505", async () => {
     const bad = await runOverHttp2({ baseUrl: h.gw.url, token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln", requestId: "h2-bad", message: runRequestMessage({ text: "x", conversationId: "c", modelId: "acme-model" }) });
     expect(bad.error?.code).toBe(Code.Unauthenticated);
-    const h1 = await fetch(`${h.gw.url}/agent.v1.AgentService/Run`, { method: "POST", headers: { "content-type": "application/connect+proto" }, body: new Uint8Array() });
+    const h1 = await fetch(`${h.gw.url}/agent.v1.AgentService/Run`, {
+      method: "POST",
+      headers: { "content-type": "application/connect+proto", authorization: `Bearer ${tokens.acme}` },
+      body: new Uint8Array(),
+    });
     expect(h1.status).toBe(505);
     expect(((await h1.json()) as { code: string }).code).toBe("invalid_argument");
+    // The caller is authenticated first: without credentials the answer is `unauthenticated`, whatever else is wrong.
+    const anonymous = await fetch(`${h.gw.url}/agent.v1.AgentService/Run`, { method: "POST", headers: { "content-type": "application/connect+proto" }, body: new Uint8Array() });
+    expect(anonymous.status).toBe(200);
+    const end = parseEndStream(new Uint8Array(await anonymous.arrayBuffer()).subarray(5));
+    expect(end).toMatchObject({ ok: false, code: "unauthenticated" });
+  });
+
+  it("authenticates before reading the body on every route: a bad body is `unauthenticated` from an unknown caller, `invalid_argument` from a tenant", async () => {
+    const garbage = new Uint8Array([0xff, 0xff, 0xff, 0x0f]);
+    const badEnvelope = encodeEnvelope(0, garbage);
+    const unary = async (path: string, auth: Record<string, string>) => {
+      const r = await fetch(`${h.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/proto", "connect-protocol-version": "1", ...auth }, body: garbage });
+      return { status: r.status, code: ((await r.json()) as { code: string }).code };
+    };
+    const runSse = async (auth: Record<string, string>) => {
+      const r = await fetch(`${h.gw.url}/agent.v1.AgentService/RunSSE`, { method: "POST", headers: { "content-type": "application/connect+proto", ...auth }, body: badEnvelope });
+      return { status: r.status, end: parseEndStream(new Uint8Array(await r.arrayBuffer()).subarray(5)) };
+    };
+    const run = (auth: Record<string, string>) =>
+      new Promise<{ status: number; end: ReturnType<typeof parseEndStream> }>((resolve, reject) => {
+        const session = connect(h.gw.url);
+        session.on("error", reject);
+        const req = session.request({ ":method": "POST", ":path": "/agent.v1.AgentService/Run", "content-type": "application/connect+proto", ...auth });
+        let status = 0;
+        const chunks: Buffer[] = [];
+        req.on("response", (hd) => (status = Number(hd[":status"])));
+        req.on("data", (c: Buffer) => chunks.push(c));
+        req.on("end", () => {
+          session.close();
+          resolve({ status, end: parseEndStream(Buffer.concat(chunks).subarray(5)) });
+        });
+        req.on("error", reject);
+        req.end(badEnvelope);
+      });
+    const anonymous = {};
+    const acme = { authorization: `Bearer ${tokens.acme}` };
+    for (const path of ["/aiserver.v1.BidiService/BidiAppend", "/aiserver.v1.AiService/ServerTime"]) {
+      expect(await unary(path, anonymous), path).toEqual({ status: 401, code: "unauthenticated" });
+      expect(await unary(path, acme), path).toEqual({ status: 400, code: "invalid_argument" });
+    }
+    expect(await runSse(anonymous)).toMatchObject({ status: 200, end: { ok: false, code: "unauthenticated" } });
+    expect(await runSse(acme)).toMatchObject({ status: 200, end: { ok: false, code: "invalid_argument" } });
+    expect(await run(anonymous)).toMatchObject({ status: 200, end: { ok: false, code: "unauthenticated" } });
+    expect(await run(acme)).toMatchObject({ status: 200, end: { ok: false, code: "invalid_argument" } });
   });
 });
 

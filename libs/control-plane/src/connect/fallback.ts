@@ -5,9 +5,9 @@
  * what clients ask for.
  */
 import { ConnectError } from "@connectrpc/connect";
-import { codeToHttpStatus, codeToString, endStreamToJson, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { codeToHttpStatus, codeToString, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { endStreamFor } from "@byok/protocol";
 import type { GatewayMetrics } from "@byok/telemetry";
-import { encodeEnvelope, ENVELOPE_FLAG_END_STREAM } from "@byok/wire";
 import { notServed } from "../errors.js";
 import { headersOf, respond, type NodeRequest, type NodeResponse } from "../http/json.js";
 
@@ -53,8 +53,7 @@ export function createProcedureFallback(opts: { metrics: GatewayMetrics; authent
 function writeError(res: NodeResponse, header: Headers, err: ConnectError): void {
   const ct = header.get("content-type") ?? "";
   if (ct.startsWith("application/connect+")) {
-    const end = new TextEncoder().encode(JSON.stringify(endStreamToJson(new Headers(), err, undefined)));
-    return respond(res, 200, { "content-type": ct.split(";")[0] ?? ct }, encodeEnvelope(ENVELOPE_FLAG_END_STREAM, end));
+    return respond(res, 200, { "content-type": ct.split(";")[0] ?? ct }, endStreamFor(err));
   }
   respond(res, codeToHttpStatus(err.code), { "content-type": "application/json" }, errorToJsonBytes(err, {}));
 }

@@ -1,7 +1,8 @@
 /**
  * The aiserver.v1 control-plane procedures a Cursor client calls around the agent protocol
- * (docs/control-plane.md "Procedures"), answered per tenant. Each authenticates like the agent
- * calls, then answers from the tenant's catalogue and policy and the process configuration.
+ * (docs/control-plane.md "Procedures"), answered per tenant. The edge authenticates each like
+ * the agent calls, before reading its body; the procedure answers from the tenant's catalogue
+ * and policy and the process configuration.
  */
 import { create, type DescMethodUnary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
 import { ConnectError, type ConnectRouter, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
@@ -18,7 +19,8 @@ import type { PrincipalLike } from "../tokens/authenticator.js";
 export interface ControlPlaneServiceDeps {
   config: ControlPlaneConfig;
   metrics: GatewayMetrics;
-  authenticate(headers: Headers): Promise<PrincipalLike>;
+  /** The call's principal, authenticated by the edge before the body was read (the edge's `principalOf`). */
+  principal(ctx: HandlerContext): Promise<PrincipalLike>;
   catalogue(tenantId: string): Promise<TenantCatalogue>;
 }
 
@@ -66,10 +68,10 @@ function counted(metrics: GatewayMetrics, procedure: string, fn: Unary): Unary {
 }
 
 function controlPlaneServices(deps: ControlPlaneServiceDeps) {
-  const tenantOf = async (h: Headers) => deps.catalogue((await deps.authenticate(h)).tenantId);
+  const tenantOf = async (ctx: HandlerContext) => deps.catalogue((await deps.principal(ctx)).tenantId);
 
-  const serverConfig = async (h: Headers): Promise<aiserver.GetServerConfigResponse> => {
-    await deps.authenticate(h);
+  const serverConfig = async (ctx: HandlerContext): Promise<aiserver.GetServerConfigResponse> => {
+    await deps.principal(ctx);
     const url = deps.config.agentUrl;
     return create(aiserver.GetServerConfigResponseSchema, {
       configVersion: "cursor-byok-gateway/1",
@@ -83,47 +85,47 @@ function controlPlaneServices(deps: ControlPlaneServiceDeps) {
   const ai: Partial<ServiceImpl<typeof aiserver.AiService>> = {
     async serverTime(_req, ctx) {
       const receive = Date.now();
-      await deps.authenticate(ctx.requestHeader);
+      await deps.principal(ctx);
       return create(aiserver.ServerTimeResponseSchema, { receiveTimestamp: receive, transmitTimestamp: Date.now() });
     },
     async availableModels(req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return availableModelsResponse(c, req);
     },
     async getUsableModels(req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return usableModelsResponse(c, req);
     },
     async getDefaultModel(_req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return defaultModelResponse(c);
     },
     async getDefaultModelForCli(_req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return defaultModelForCliResponse(c);
     },
     async getDefaultModelNudgeData(_req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return defaultModelNudgeResponse(c);
     },
   };
 
   const analytics: Partial<ServiceImpl<typeof aiserver.AnalyticsService>> = {
     async trackEvents(req, ctx) {
-      await deps.authenticate(ctx.requestHeader);
+      await deps.principal(ctx);
       // Counted, never stored: event names and data are the client's business.
       deps.metrics.analyticsEvents.inc(req.events.length);
       return create(aiserver.TrackEventsResponseSchema, {});
     },
     async bootstrapStatsig(_req, ctx) {
-      await deps.authenticate(ctx.requestHeader);
+      await deps.principal(ctx);
       return create(aiserver.BootstrapStatsigResponseSchema, { generatedAtMs: BigInt(Date.now()) });
     },
   };
 
   const dashboard: Partial<ServiceImpl<typeof aiserver.DashboardService>> = {
     async getUserPrivacyMode(req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       // An enforcing tenant answers no-storage, enforced; otherwise the client's own setting stands.
       return create(
         aiserver.GetUserPrivacyModeResponseSchema,
@@ -133,18 +135,18 @@ function controlPlaneServices(deps: ControlPlaneServiceDeps) {
       );
     },
     async getTeamAdminSettingsOrEmptyIfNotInTeam(_req, ctx) {
-      const c = await tenantOf(ctx.requestHeader);
+      const c = await tenantOf(ctx);
       return create(aiserver.GetTeamAdminSettingsResponseSchema, { allowedModels: listedModels(c).map((m) => m.id) });
     },
     async getTeamReposOrEmptyIfNotInTeam(_req, ctx) {
-      await deps.authenticate(ctx.requestHeader);
+      await deps.principal(ctx);
       return create(aiserver.GetTeamReposResponseSchema, {});
     },
   };
 
   const serverConfigService: Partial<ServiceImpl<typeof aiserver.ServerConfigService>> = {
     async getServerConfig(_req, ctx) {
-      return serverConfig(ctx.requestHeader);
+      return serverConfig(ctx);
     },
   };
 
