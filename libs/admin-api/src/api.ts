@@ -19,6 +19,12 @@ export interface AdminApiOptions {
   adminKey: string;
   /** Reports unexpected errors (never given secrets: the request body is not included). */
   onError?: (err: unknown) => void;
+  /**
+   * Told about every answered request: the matched route as `METHOD /pattern` (`unmatched`
+   * when none matched or the key was refused first) and the HTTP status. Feeds the process's
+   * `byok_admin_requests_total`.
+   */
+  onAnswered?: (route: string, status: number) => void;
 }
 
 export type AdminHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
@@ -35,6 +41,7 @@ export function createAdminHandler(opts: AdminApiOptions): AdminHandler {
     // The reply is held until the audit row is written, so a caller that saw a reply can rely
     // on its audit entry existing.
     let pending: { status: number; send: () => void } | undefined;
+    let routeName = "unmatched";
     try {
       const presented = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
       if (presented === undefined || !timingSafeEqual(digest(presented), expected)) {
@@ -44,6 +51,7 @@ export function createAdminHandler(opts: AdminApiOptions): AdminHandler {
       const found = match(routes, method, url.pathname);
       if (found === "not_found") throw new HttpError(404, "no such endpoint");
       if (found === "method_not_allowed") throw new HttpError(405, "method not allowed on this endpoint");
+      routeName = `${found.route.method} ${found.route.pattern}`;
       const ctx: AdminContext = {
         store: opts.store,
         req,
@@ -65,6 +73,7 @@ export function createAdminHandler(opts: AdminApiOptions): AdminHandler {
       .append({ tenantId: audit.tenantId, actor: "admin", action: audit.action, target: audit.target, details: { ...audit.details, status: pending.status } })
       .catch((e: unknown) => opts.onError?.(e));
     pending.send();
+    opts.onAnswered?.(routeName, pending.status);
   };
 }
 

@@ -3,12 +3,14 @@ export type Params = Record<string, string>;
 
 export interface Route<C> {
   method: string;
+  /** The pattern as written (`/v1/tenants/:tenant/keys`): a bounded name for metrics. */
+  pattern: string;
   segments: string[];
   handle: (ctx: C, params: Params) => Promise<void>;
 }
 
 export function route<C>(method: string, pattern: string, handle: (ctx: C, params: Params) => Promise<void>): Route<C> {
-  return { method, segments: pattern.split("/").filter(Boolean), handle };
+  return { method, pattern, segments: pattern.split("/").filter(Boolean), handle };
 }
 
 /** The matching route and its decoded params; `methodMismatch` if only the method differs. */

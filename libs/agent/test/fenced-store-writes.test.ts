@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@byok/bus";
 import { isCallingModel, type Phase } from "@byok/protocol";
 import type { Store } from "@byok/store";
-import { runRequestMessage, type Simulator } from "@byok/testing";
+import { createMetrics } from "@byok/telemetry";
+import { metricSum, parsePrometheus, runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
 import { ackKv, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
@@ -46,7 +47,8 @@ describe("store writes of a fenced-out owner", () => {
         return r;
       },
     };
-    const first = testEngine(sim, pausedBus, store).runGeneration(ref, 1);
+    const firstMetrics = createMetrics({ processMetrics: false });
+    const first = testEngine(sim, pausedBus, store, { metrics: firstMetrics }).runGeneration(ref, 1);
     // The whole stale answer reached the first owner while it waits on its append.
     await sim.waitForEnd(0);
 
@@ -60,5 +62,9 @@ describe("store writes of a fenced-out owner", () => {
     expect(assistant.map((h) => (h.body as { text?: string }).text)).toEqual(["re-run"]);
     // The interrupted first attempt is on the ledger once, recorded by the new owner.
     expect(sim.requests).toHaveLength(2);
+    // The first owner learnt it was fenced from the store, and counted it once under the store's label.
+    const scraped = parsePrometheus(await firstMetrics.metrics());
+    expect(metricSum(scraped, "byok_fenced_writes_total", { op: "store" })).toBe(1);
+    expect(metricSum(scraped, "byok_fenced_writes_total")).toBe(1);
   });
 });

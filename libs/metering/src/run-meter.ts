@@ -26,6 +26,11 @@ export interface RunMeterOptions {
   rates: RateLimiter;
   /** Reserved output when the target sets no maxOutputTokens (default 4096). */
   defaultMaxOutputTokens?: number;
+  /**
+   * Told about every ledger row once it is written (a repeated record of the same attempt, as
+   * after a takeover, is not reported again): the process's token and cost metrics count it.
+   */
+  onRecorded?: (entry: LedgerEntry) => void;
   /** Told about store/Redis failures (never given secrets or content). */
   onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "settle") => void;
   now?: () => Date;
@@ -138,7 +143,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
       };
       let failure: unknown;
       try {
-        await store.ledger.record(entry);
+        if ((await store.ledger.record(entry)).inserted) opts.onRecorded?.(entry);
       } catch (err) {
         failure = err;
         opts.onError?.(err, "settle");

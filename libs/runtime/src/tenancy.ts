@@ -6,8 +6,9 @@ import type { ContentPolicy, RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
 import { createRunMeter, type BudgetGuard, type RateLimiter } from "@byok/metering";
 import type { GatewayStore } from "@byok/store";
-import type { Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { createStoreContentPolicy } from "./content-policy.js";
+import { ledgerMetrics } from "./ledger-metrics.js";
 import { createTenantTargetResolver, type RouteAsk } from "./routes.js";
 
 /** The metering engine deps of a process: the run meter and the content policy. */
@@ -18,6 +19,8 @@ export function tenancyEngineDeps(opts: {
   budgets: BudgetGuard;
   rates: RateLimiter;
   logger: Logger;
+  /** The process's metrics: token and cost counters move with every ledger row written. */
+  metrics?: GatewayMetrics;
 }): { meter: RunMeter; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
   const { store, config, logger } = opts;
   return {
@@ -25,6 +28,7 @@ export function tenancyEngineDeps(opts: {
       store,
       budgets: opts.budgets,
       rates: opts.rates,
+      ...(opts.metrics ? { onRecorded: ledgerMetrics(opts.metrics) } : {}),
       onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
     }),
     content: createStoreContentPolicy(store, { cacheMs: config.timers.contentPolicyCacheMs }),

@@ -1,6 +1,6 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
 import { createStore, kekFromEnv, loadOrCreateFileKek } from "@byok/store";
-import { startServiceTracing } from "@byok/telemetry";
+import { createLogger, startServiceTracing } from "@byok/telemetry";
 import { loadAdminConfig } from "./config.js";
 import { startAdminServer } from "./service.js";
 
@@ -16,6 +16,8 @@ async function main(): Promise<void> {
     adminKey: config.adminKey,
     host: config.host,
     port: config.port,
+    telemetry: config.telemetry,
+    logger: createLogger({ service: "admin" }),
     onError: (e) => console.error("admin: unexpected error:", e instanceof Error ? e.name : "error"),
   });
   console.log(`admin API listening on ${server.url}`);

@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAesGcmKek, createStore, type GatewayStore } from "@byok/store";
 import { createAdminClient } from "@byok/admin-api";
+import { metricDelta, scrapeMetrics } from "@byok/testing";
 import { startAdminServer, type AdminServer } from "../src/index.js";
 import { runCli, usdToMicro } from "../src/cli.js";
 
@@ -28,6 +29,7 @@ function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: ()
     const providerSecret = `sk-provider-${randomBytes(12).toString("hex")}`;
 
     it("refuses calls without the admin key, and audits the refusal", async () => {
+      const before = await scrapeMetrics(server.url);
       for (const auth of [undefined, "Bearer wrong-key-wrong-key", `Basic ${ADMIN_KEY}`]) {
         const res = await fetch(`${server.url}/v1/tenants`, auth === undefined ? {} : { headers: { authorization: auth } });
         expect(res.status).toBe(401);
@@ -35,6 +37,15 @@ function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: ()
       const denied = (await store.audit.list()).filter((e) => e.action === "auth.denied");
       expect(denied.length).toBeGreaterThanOrEqual(3);
       expect(JSON.stringify(denied)).not.toContain("wrong-key");
+      // /metrics (unauthenticated, like every probe) counts what was answered, by route pattern.
+      await api().call("POST", "/v1/tenants", { tenantId: `m-${randomBytes(4).toString("hex")}`, name: "M" });
+      const moved = metricDelta(before, await scrapeMetrics(server.url));
+      expect(moved("byok_admin_requests_total", { route: "unmatched", status: "401" })).toBe(3);
+      expect(moved("byok_admin_requests_total", { route: "POST /v1/tenants", status: "201" })).toBe(1);
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      expect(text).toMatch(/^byok_dependency_up\{dependency="postgres"\} 1$/m);
+      expect(text).not.toContain(ADMIN_KEY);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     });
 
     it("sets a route's model catalogue and the tenant's control-plane policy with the CLI, refusing bad ones", async () => {

@@ -69,7 +69,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     await metering.budgets.close();
     await metering.rates.close();
   };
-  const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger });
+  const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger, metrics });
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
@@ -85,7 +85,12 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   // OpenAI- and Anthropic-compatible endpoints on the same routes, meter and retry policy.
   const compat = createServiceCompat({ config, auth: controlPlane.auth, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
   const admin = config.adminKey
-    ? createAdminHandler({ store, adminKey: config.adminKey, onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error") })
+    ? createAdminHandler({
+        store,
+        adminKey: config.adminKey,
+        onError: (err) => logger.error({ err: err instanceof Error ? err.name : "unknown" }, "admin API error"),
+        onAnswered: (route, status) => metrics.adminRequests.inc({ route, status: String(status) }),
+      })
     : undefined;
   // HTTP/1.1 and HTTP/2 (h2 over TLS when configured, else h2c) on one port.
   const edge = await listenEdge(

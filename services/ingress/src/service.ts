@@ -34,7 +34,7 @@ export interface IngressServiceOptions {
   /** The control plane (sign-in, catalogue, aiserver.v1 procedures); its authenticator then replaces `auth`. */
   controlPlane?: (deps: { metrics: GatewayMetrics; logger: Logger }) => ControlPlane;
   /** The OpenAI-/Anthropic-compatible endpoints, given the replica's authenticator (docs/compat.md). */
-  compat?: (deps: { auth: Authenticator; logger: Logger }) => CompatHandler;
+  compat?: (deps: { auth: Authenticator; logger: Logger; metrics: GatewayMetrics }) => CompatHandler;
   name?: string;
 }
 
@@ -66,7 +66,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
   metrics.watchDependency("redis", () => bus.latestGeneration(probe));
   const streams = new OpenStreams(config.limits.maxRunSseStreams);
   const auth = controlPlane?.auth ?? opts.auth ?? createOpenAuthenticator(config.defaultTenant);
-  const compat = opts.compat?.({ auth, logger });
+  const compat = opts.compat?.({ auth, logger, metrics });
   const handler = createIngressHandler({
     bus,
     dispatcher,

@@ -48,7 +48,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   const store = await openGatewayStore(config, await kekFor(config, undefined));
   await prepareDefaultTenant(store, config);
   const metering = meteringFor(config, store);
-  const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger });
+  const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger, metrics });
   const bus = openRedisBus(config, name, logger);
   metrics.watchDependency("redis", () => bus.latestGeneration({ tenantId: config.defaultTenant, requestId: "__readyz__" }));
   metrics.watchDependency("postgres", () => store.migrations());

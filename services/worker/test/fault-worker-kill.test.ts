@@ -3,7 +3,7 @@
 // (SIGSTOP) worker that resumes after the takeover and is fenced.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCursorClient, runRequestMessage } from "@byok/testing";
+import { createCursorClient, metricDelta, runRequestMessage, scrapeMetrics, type MetricSample } from "@byok/testing";
 import { decodeFrames, describeFrame, encodeFrames, isText, jobOwner, textAfterNotice, xrangeFrames } from "./frames.js";
 import { createStore } from "@byok/store";
 import { DATABASE_URL, logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
@@ -45,6 +45,14 @@ describe("worker faults (real processes)", () => {
     });
     const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, ref, 1));
     return { result, stored, ref };
+  }
+
+  /** Both workers' /metrics now, to compare with a later scrape of the same processes. */
+  async function scrapeWorkers(): Promise<Map<ServiceProcess, MetricSample[]>> {
+    return new Map(await Promise.all(c.workers.map(async (w) => [w, await scrapeMetrics(w.url)] as const)));
+  }
+  async function workerDelta(before: Map<ServiceProcess, MetricSample[]>, w: ServiceProcess) {
+    return metricDelta(before.get(w)!, await scrapeMetrics(w.url));
   }
 
   it("kill -9 of the owning worker mid-stream: the other worker finishes the turn, nothing lost or repeated", async () => {
@@ -126,6 +134,7 @@ describe("worker faults (real processes)", () => {
   it("a worker stopped with SIGSTOP and resumed after the takeover cannot append (fenced)", async () => {
     c.sim.enqueue(slowScript("stalled", 40, 50), { text: ["taken ", "over"], usage: { inputTokens: 6, outputTokens: 2 } });
     let paused: ServiceProcess | undefined;
+    const metricsBefore = await scrapeWorkers();
     const requestId = `stop-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
     const client = createCursorClient({ baseUrl: c.ingress[1]!.url, authToken: c.authToken });
@@ -165,6 +174,24 @@ describe("worker faults (real processes)", () => {
     // After the notice, nothing of the stalled worker's stream appears.
     expect(got.slice(noticeAt + 1).some((f) => f.startsWith("text:stalled-"))).toBe(false);
     expect(paused!.exitCode()).toBeUndefined(); // it did not crash
+
+    // Each process counted its side: the paused one a bus write refused by the fence (and no
+    // end), the other one the takeover and the end; neither still counts the run as active.
+    const other = c.workers.find((w) => w !== paused)!;
+    const stale = await waitFor(async () => {
+      const d = await workerDelta(metricsBefore, paused!);
+      return d("byok_runs_active") === 0 ? d : undefined;
+    }, 15_000, "the paused worker's metrics");
+    expect(stale("byok_runs_started_total")).toBe(1);
+    expect(stale("byok_fenced_writes_total")).toBeLessThanOrEqual(1); // 0 when it found the run ended instead
+    expect(stale("byok_fenced_writes_total", { op: "append_output" }) + stale("byok_fenced_writes_total", { op: "snapshot" }) + stale("byok_fenced_writes_total", { op: "end_output" })).toBe(stale("byok_fenced_writes_total"));
+    expect(stale("byok_runs_ended_total")).toBe(0);
+    expect(stale("byok_runs_active")).toBe(0);
+    const taker = await workerDelta(metricsBefore, other);
+    expect(taker("byok_takeovers_total")).toBe(1);
+    expect(taker("byok_runs_started_total")).toBe(0);
+    expect(taker("byok_runs_ended_total", { code: "ok" })).toBe(1);
+    expect(taker("byok_runs_active")).toBe(0);
   });
 
   it("a worker stopped (SIGSTOP) while it awaits the provider and resumed after the takeover ended the turn stores nothing: one assistant message in Postgres", async () => {
@@ -173,6 +200,7 @@ describe("worker faults (real processes)", () => {
       { text: ["taken ", "over"], usage: { inputTokens: 6, outputTokens: 2 } },
     );
     const before = c.sim.requests.length;
+    const metricsBefore = await scrapeWorkers();
     const requestId = `stop-write-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
     const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
@@ -194,5 +222,14 @@ describe("worker faults (real processes)", () => {
     } finally {
       await store.close();
     }
+    // The paused worker learnt it lost the run from PostgreSQL (its history write was refused
+    // for its epoch) and counted that once; the other worker counted the takeover.
+    const stale = await workerDelta(metricsBefore, paused);
+    expect(stale("byok_fenced_writes_total", { op: "store" })).toBe(1);
+    expect(stale("byok_fenced_writes_total")).toBe(1);
+    expect(stale("byok_runs_active")).toBe(0);
+    const taker = await workerDelta(metricsBefore, c.workers.find((w) => w !== paused)!);
+    expect(taker("byok_takeovers_total")).toBe(1);
+    expect(taker("byok_runs_ended_total", { code: "ok" })).toBe(1);
   });
 });

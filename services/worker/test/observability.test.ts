@@ -26,7 +26,8 @@ describe("observability across ingress and worker processes", () => {
     existsSync(traceFile) ? readFileSync(traceFile, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l) as SpanLine) : [];
 
   beforeAll(async () => {
-    c = await startTestCluster({ ingress: 1, workers: 1, env: { GATEWAY_TRACE_FILE: traceFile } });
+    // One run at a time on the one worker, so a second turn must wait in the queue.
+    c = await startTestCluster({ ingress: 1, workers: 1, env: { GATEWAY_TRACE_FILE: traceFile, GATEWAY_WORKER_CONCURRENCY: "1" } });
     ws = createWorkspaceExecutor(await makeWorkspace(await mkdtemp(join(tmpdir(), "obs-ws-")), { "notes.txt": "beta\n" }));
   }, 180_000); // two tsx processes start; on a loaded CI machine that takes a while
   afterAll(async () => {
@@ -124,5 +125,32 @@ describe("observability across ingress and worker processes", () => {
     // The worker's log line at the run's end carries its trace, tenant and model.
     const ended = logRecords(worker!).find((l) => l.requestId === requestId && l.msg === "run ended");
     expect(ended).toMatchObject({ trace_id: run.traceId, span_id: run.spanId, tenant: "default", model: TEST_MODEL });
+  });
+
+  it("byok_queue_depth counts the run jobs waiting for a busy worker, and falls back to 0 when they ran", async () => {
+    const [ingress] = c.ingress;
+    const [worker] = c.workers;
+    const depth = async (state: string) => {
+      const text = await (await fetch(`${worker!.url}/metrics`)).text();
+      return Number(new RegExp(`^byok_queue_depth\\{state="${state}"\\} (\\d+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+    };
+    c.sim.enqueue(
+      { text: Array.from({ length: 20 }, (_, i) => `busy${i} `), chunkDelayMs: 100, usage: { inputTokens: 3, outputTokens: 20 } },
+      { text: ["second"], usage: { inputTokens: 3, outputTokens: 1 } },
+      { text: ["third"], usage: { inputTokens: 3, outputTokens: 1 } },
+    );
+    const client = createCursorClient({ baseUrl: ingress!.url, authToken: c.authToken });
+    const turn = (tag: string) => {
+      const requestId = `depth-${tag}-${randomUUID()}`;
+      return client.runTurn({ requestId, message: runRequestMessage({ text: tag, conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
+    };
+    const first = turn("first");
+    await waitFor(async () => (await depth("active")) === 1, 20_000, "the first run active on the worker");
+    const later = [turn("second"), turn("third")];
+    // Both later jobs wait while the only slot is taken (read at scrape time from the queue).
+    expect(await waitFor(async () => ((await depth("waiting")) === 2 ? 2 : undefined), 20_000, "two waiting jobs")).toBe(2);
+    expect(await depth("active")).toBe(1);
+    for (const r of await Promise.all([first, ...later])) expect(r.end).toEqual({ ok: true });
+    await waitFor(async () => (await depth("waiting")) === 0 && (await depth("active")) === 0, 20_000, "an empty queue");
   });
 });

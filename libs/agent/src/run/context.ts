@@ -2,7 +2,7 @@ import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrie
 import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState, type ProviderTarget } from "@byok/protocol";
 import { isStoreError, type RunFence, type Store } from "@byok/store";
 import type { AgentServerMessage } from "@byok/wire";
-import type { Logger } from "@byok/telemetry";
+import type { FencedWrite, Logger } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
 import type { ContentMode, RunContent } from "../metering-content.js";
@@ -112,7 +112,7 @@ export class RunContext {
   /** Runs a task beside the actor loop; if it throws, the run crashes (never an unhandled rejection). */
   detach(task: Promise<void>): void {
     task.catch((err: unknown) => {
-      if (isStoreError(err, "fenced")) return this.loseOwnership({ reason: "fenced", on: "store" });
+      if (isStoreError(err, "fenced")) return this.fencedOut("store");
       this.crashed ??= { err };
       this.model?.controller.abort();
       this.queue.close();
@@ -124,6 +124,13 @@ export class RunContext {
     this.lost = true;
     this.model?.controller.abort();
     this.log.warn(fields, "lost ownership of the run");
+  }
+
+  /** A write of this owner was refused for its stale epoch (by the bus or the store): counted, then ownership is lost. */
+  fencedOut(op: FencedWrite): void {
+    if (this.lost) return; // counted once per lost run, by the write that found out
+    this.telemetry.fenced(op);
+    this.loseOwnership({ reason: "fenced", on: op });
   }
 
   /** Registers the run's client secrets (BYOK keys) for log scrubbing until the run ends. */

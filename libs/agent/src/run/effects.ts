@@ -90,9 +90,9 @@ export async function flush(ctx: RunContext): Promise<void> {
     ctx.telemetry.appended();
     return;
   }
-  if (res.reason === "fenced") ctx.telemetry.fenced("append_output");
   // Another worker owns the generation now: stop without touching anything.
-  if (res.reason === "fenced" || res.reason === "ended") ctx.loseOwnership({ reason: res.reason });
+  if (res.reason === "fenced") ctx.fencedOut("append_output");
+  else if (res.reason === "ended") ctx.loseOwnership({ reason: res.reason });
   else ctx.push({ type: "output_cap", limit: res.limit });
 }
 
@@ -104,10 +104,7 @@ async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["deci
     ...(d.message ? { message: d.message } : {}),
     ...(d.detail ? { errorDetails: encodeErrorDetails(d.detail) } : {}),
   });
-  if (!res.ok && res.reason === "fenced") {
-    ctx.telemetry.fenced("end_output");
-    ctx.lost = true;
-  }
+  if (!res.ok && res.reason === "fenced") ctx.fencedOut("end_output");
   if (res.ok) ctx.telemetry.ended(d.ok ? "ok" : (d.code ?? "unknown"));
   ctx.log.info({ ok: d.ok, code: d.code }, "run ended");
 }

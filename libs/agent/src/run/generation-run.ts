@@ -60,7 +60,7 @@ export class GenerationRun {
         // The store learns the new epoch before this owner writes anything: from now on the
         // database refuses history, checkpoint and ledger writes of every earlier owner.
         if (!(await ctx.deps.store.claimRun(this.ref.tenantId, ctx.fence))) {
-          ctx.loseOwnership({ reason: "fenced", on: "claim" });
+          ctx.fencedOut("claim");
           return;
         }
         ctx.principal = principalFromMeta(first?.trace);
@@ -97,7 +97,7 @@ export class GenerationRun {
           await this.loop().catch((err: unknown) => {
             // A store write refused for a stale epoch: another worker owns the run now.
             if (!isStoreError(err, "fenced")) throw err;
-            ctx.loseOwnership({ reason: "fenced", on: "store" });
+            ctx.fencedOut("store");
           });
           // Thrown to the dispatcher (embedded: ends the generation `internal`) or to BullMQ
           // (distributed: the job fails and is retried as a takeover).

@@ -115,7 +115,6 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     // Usage is never lost: exact where the provider reported it, else an estimate.
     const output = `${ctx.state.current?.text ?? ""}${ctx.state.current?.thinkingText ?? ""}`;
     const settled = usage ?? estimatedUsage(inputTokens, output, target.model);
-    ctx.telemetry.settled(target.kind, settled);
     await ctx.meter
       .settleAttempt(info, admission.ticket, {
         outcome,
@@ -124,7 +123,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
         durationMs: Date.now() - startedAt,
       })
       .catch((err: unknown) => {
-        if (isStoreError(err, "fenced")) ctx.loseOwnership({ reason: "fenced", on: "ledger" });
+        if (isStoreError(err, "fenced")) ctx.fencedOut("ledger");
         else ctx.log.error({ err }, "could not record the attempt's usage");
       });
   }

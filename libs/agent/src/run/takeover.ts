@@ -99,7 +99,6 @@ export async function saveSnapshot(ctx: RunContext): Promise<void> {
     ...(ctx.held ? { content: ctx.held.current() } : {}),
   };
   if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, encodeSnapshot(snap)))) {
-    ctx.telemetry.fenced("snapshot");
-    ctx.loseOwnership({ reason: "fenced", on: "snapshot" });
+    ctx.fencedOut("snapshot");
   }
 }

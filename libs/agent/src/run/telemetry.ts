@@ -1,7 +1,7 @@
 import { context as otelContext, SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { create } from "@bufbuild/protobuf";
 import { isEnded, type RunError, type RunState, type Transition, type ProviderKind, type ProviderTarget, type StopReason, type Usage } from "@byok/protocol";
-import { ATTR, GENAI, GENAI_OPERATION, genAiSpanName, SPAN_EVENT, type GatewayMetrics, type RefusalReason, type TokenKind } from "@byok/telemetry";
+import { ATTR, GENAI, GENAI_OPERATION, genAiSpanName, SPAN_EVENT, type FencedWrite, type GatewayMetrics, type RefusalReason } from "@byok/telemetry";
 import { SpanContextSchema, type AgentServerMessage } from "@byok/wire";
 
 const tracer = trace.getTracer("@byok/agent");
@@ -164,7 +164,7 @@ export class RunTelemetry {
     this.metrics?.runsEnded.inc({ code, ...this.tenant });
   }
 
-  fenced(op: "append_output" | "end_output" | "snapshot"): void {
+  fenced(op: FencedWrite): void {
     this.metrics?.fencedWrites.inc({ op });
   }
 
@@ -176,15 +176,6 @@ export class RunTelemetry {
     this.metrics?.providerRetries.inc({ provider, reason, action });
   }
 
-  /** Tokens settled for an attempt (exact or estimated), in the ledger's normalized kinds. */
-  settled(provider: ProviderKind, usage: Usage): void {
-    if (!this.metrics) return;
-    const kinds: [TokenKind, number][] = [
-      ["input", usage.inputTokens], ["output", usage.outputTokens], ["cache_read", usage.cacheReadTokens],
-      ["cache_write", usage.cacheWriteTokens], ["reasoning", usage.reasoningTokens],
-    ];
-    for (const [kind, n] of kinds) if (n > 0) this.metrics.tokens.inc({ provider, kind, ...this.tenant }, n);
-  }
 
   modelCall(target: ProviderTarget, ids: { modelCallId: string; attempt: number; conversationId: string }, content: PromptContent | undefined): ModelCallTelemetry {
     const labels = {

@@ -5,10 +5,13 @@ import { boundedLabel } from "./bounded-label.js";
 export type AppendOutcome = "accepted" | "duplicate" | "buffered" | "beyond_window" | "input_full" | "unavailable";
 /** Token kinds metered per provider, normalized as in the ledger (input excludes cache reads and writes). */
 export type TokenKind = "input" | "output" | "cache_read" | "cache_write" | "reasoning";
-/** Bus writes the fencing epoch can refuse. */
-export type FencedWrite = "append_output" | "end_output" | "snapshot";
 /** Why a run or an attempt was refused before reaching a provider. */
 export type RefusalReason = "budget_exhausted" | "rate_limited";
+/**
+ * A write refused for a stale fencing epoch: on the bus (`append_output`, `end_output`,
+ * `snapshot`) or in the store (`claim`, `store` for history and checkpoints, `ledger`).
+ */
+export type FencedWrite = "append_output" | "end_output" | "snapshot" | "claim" | "store" | "ledger";
 /** Where gateway overhead is measured (docs/observability.md). */
 export type OverheadStage = "provider_to_bus" | "bus_to_client";
 /** Queue job states reported by the queue depth gauge. */
@@ -49,6 +52,8 @@ export interface GatewayMetrics {
   readonly sessionTokens: Counter<"grant" | "outcome">;
   /** Client `/v1/traces` exports by outcome (`forwarded`, `dropped`). */
   readonly clientTraceExports: Counter<"outcome">;
+  /** Admin API requests answered, by route pattern (`METHOD /path/:param`, or `unmatched`) and HTTP status. */
+  readonly adminRequests: Counter<"route" | "status">;
   // ---- runs (worker / embedded gateway) ----
   /** Generations started by this process (takeovers not included). */
   readonly runsStarted: Counter<"tenant">;
@@ -64,8 +69,10 @@ export interface GatewayMetrics {
   readonly refusals: Counter<"reason" | "tenant">;
   /** Provider attempts retried or failed over, by the error kind that caused it. */
   readonly providerRetries: Counter<"provider" | "reason" | "action">;
-  /** Provider tokens by provider kind and normalized kind (the ledger's view; cost dashboards). */
+  /** Provider tokens by provider kind and normalized kind, as each ledger row records them. */
   readonly tokens: Counter<"provider" | "kind" | "tenant">;
+  /** USD charged by ledger rows (gateway credentials on priced models; client keys cost 0). */
+  readonly cost: Counter<"provider" | "gen_ai_request_model" | "tenant">;
   // ---- run queue (distributed) ----
   /** Run jobs in the queue by state, read from `queueDepthFrom`'s source on every scrape. */
   readonly queueDepth: Gauge<"state">;
@@ -170,11 +177,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     analyticsEvents: new Counter({ name: `${p}analytics_events_total`, help: "TrackEvents events accepted (never stored)", registers }),
     sessionTokens: new Counter({ name: `${p}session_tokens_total`, help: "Session token grants by grant and outcome", labelNames: ["grant", "outcome"], registers }),
     clientTraceExports: new Counter({ name: `${p}client_trace_exports_total`, help: "Client /v1/traces exports by outcome", labelNames: ["outcome"], registers }),
+    adminRequests: new Counter({ name: `${p}admin_requests_total`, help: "Admin API requests by route pattern and HTTP status", labelNames: ["route", "status"], registers }),
     runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Generations started (takeovers excluded)", labelNames: ["tenant"], registers }),
     runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Generations ended by end code", labelNames: ["code", "tenant"], registers }),
     runsActive: new Gauge({ name: `${p}runs_active`, help: "Generations executing in this process", registers }),
     takeovers: new Counter({ name: `${p}takeovers_total`, help: "Generations taken over from a previous owner's snapshot", registers }),
-    fencedWrites: new Counter({ name: `${p}fenced_writes_total`, help: "Bus writes refused by the fencing epoch", labelNames: ["op"], registers }),
+    fencedWrites: new Counter({ name: `${p}fenced_writes_total`, help: "Bus and store writes refused by the fencing epoch", labelNames: ["op"], registers }),
     refusals: new Counter({ name: `${p}refusals_total`, help: "Runs and attempts refused by budgets or rate limits", labelNames: ["reason", "tenant"], registers }),
     providerRetries: new Counter({
       name: `${p}provider_retries_total`,
@@ -183,6 +191,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
       registers,
     }),
     tokens: new Counter({ name: `${p}tokens_total`, help: "Provider tokens by provider and normalized kind", labelNames: ["provider", "kind", "tenant"], registers }),
+    cost: new Counter({
+      name: `${p}cost_usd_total`,
+      help: "USD charged by usage ledger rows, by provider and model",
+      labelNames: ["provider", "gen_ai_request_model", "tenant"],
+      registers,
+    }),
     queueDepth: new Gauge({
       name: `${p}queue_depth`,
       help: "Run jobs in the queue by state",
