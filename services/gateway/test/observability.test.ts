@@ -198,6 +198,8 @@ describe("observability through the embedded gateway", () => {
 
   it("every run metric moves by what a turn with one provider retry did", async () => {
     const t = await tenant("metered");
+    // A priced model on gateway credentials: the ledger charges it, and the cost counter follows.
+    await h.gw.store.prices.set({ provider: "openai-chat", model: "sim-obs", inputPerMTok: 3_000_000, outputPerMTok: 15_000_000, cacheReadPerMTok: 0, cacheWritePerMTok: 0 });
     const before = await scrapeMetrics(h.gw.url);
     h.sim.enqueue({ httpError: { status: 500 } }, { text: ["retried ", "and ", "answered"], usage: { inputTokens: 7, outputTokens: 3 } });
     const requestId = rid("metrics");
@@ -226,6 +228,9 @@ describe("observability through the embedded gateway", () => {
     const sum = (k: "inputTokens" | "outputTokens") => ledger.reduce((a, row) => a + row[k], 0);
     expect(d("byok_tokens_total", { provider: "openai-chat", kind: "input", tenant: "metered" })).toBe(sum("inputTokens"));
     expect(d("byok_tokens_total", { provider: "openai-chat", kind: "output", tenant: "metered" })).toBe(sum("outputTokens"));
+    const cost = ledger.reduce((a, row) => a + row.costMicroUsd, 0);
+    expect(cost).toBeGreaterThan(0);
+    expect(d("byok_cost_usd_total", { provider: "openai-chat", gen_ai_request_model: "sim-obs", tenant: "metered" })).toBeCloseTo(cost / 1e6, 9);
     // Overhead: the answered attempt's first chunk to its first frame appended; every frame the
     // client read live (no heartbeat in this turn) from its append to the write.
     expect(d("byok_gateway_overhead_seconds_count", { stage: "provider_to_bus" })).toBe(1);
