@@ -254,10 +254,10 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
 });
 
 describe("helm chart: optional parts and guards", () => {
-  it("production: ServiceMonitor selects the ingress and worker Services' http port; PrometheusRule and dashboards equal deploy/", async () => {
+  it("production: ServiceMonitor selects the ingress, worker and admin Services' http port; PrometheusRule and dashboards equal deploy/", async () => {
     const r = await renderChart(chartValues("ci/production-values.yaml"));
     const sm = find(r, "ServiceMonitor", "cursor-byok-gateway").spec as { jobLabel: string; selector: { matchLabels: Record<string, string> }; endpoints: { port: string }[] };
-    for (const component of ["ingress", "worker"]) {
+    for (const component of ["ingress", "worker", "admin"]) {
       const svc = find(r, "Service", `-${component}`);
       expect(svc.metadata.labels).toMatchObject(sm.selector.matchLabels);
       expect(svc.metadata.labels![sm.jobLabel]).toBe(`byok-${component}`);
@@ -273,6 +273,24 @@ describe("helm chart: optional parts and guards", () => {
     }
     expect(r.objects.filter((o) => o.object.kind === "NetworkPolicy").length).toBe(3);
     expect(r.objects.some((o) => o.object.kind === "Secret" && !o.object.metadata.name.endsWith("-migrate"))).toBe(false);
+  });
+
+  it("a configuration change rolls every Deployment's pods (the byok/config pod annotation); the same values render the same pods; secrets stay out of it", async () => {
+    const annotations = (r: Rendered) =>
+      ["ingress", "worker", "admin"].map((c) => (podSpec(find(r, "Deployment", `-${c}`)) as unknown as { metadata: { annotations: Record<string, string> } }).metadata.annotations);
+    const secret = "sk-never-in-an-annotation";
+    const base = mergeValues(chartValues(), { podAnnotations: { team: "platform" }, secrets: { extra: { OPENAI_API_KEY: secret } } });
+    const a = annotations(await renderChart(base));
+    const again = annotations(await renderChart(base));
+    const changed = annotations(await renderChart(mergeValues(base, { config: { env: { GATEWAY_WORKER_CONCURRENCY: "64" } } })));
+    for (const [i, ann] of a.entries()) {
+      expect(ann).toMatchObject({ team: "platform" });
+      expect(ann["byok/config"]).toContain("authMode:api_key");
+      expect(again[i]).toEqual(ann);
+      expect(changed[i]!["byok/config"]).not.toBe(ann["byok/config"]);
+      expect(changed[i]!["byok/config"]).toContain("GATEWAY_WORKER_CONCURRENCY:64");
+      expect(JSON.stringify(ann)).not.toContain(secret);
+    }
   });
 
   it("the chart's Secret carries GATEWAY_TOKEN_KEYS, and ingress and workers read that one Secret (one key ring, the workers' KEK and provider keys)", async () => {

@@ -83,7 +83,14 @@ app.kubernetes.io/name: {{ printf "%q" .Chart.Name }}, app.kubernetes.io/instanc
             {{- end }}
 {{- end -}}
 
-{{- /* Pod annotations: rolls the pods when the configuration changes. */ -}}
+{{- /*
+Pod annotations: the user's, plus "byok/config", the non-secret configuration the ConfigMaps are
+rendered from (Go's %v of the values: map keys sorted, so it is stable). A change to config.* or
+otlpEndpoint changes every pod template and so rolls the pods, as Helm's usual
+checksum/config annotation would; there is no hash function without sprig. Secret values are
+never put here: after changing a Secret, restart the Deployments (docs/operations.md).
+*/ -}}
 {{- define "byok.podAnnotations" -}}
-{{ template "byok.json" .Values.podAnnotations }}
+{ {{- range $k, $v := .Values.podAnnotations }}{{ printf "%q" $k }}: {{ printf "%q" (print $v) }}, {{ end -}}
+"byok/config": {{ printf "%q" (printf "config=%v otlp=%v" .Values.config .Values.otlpEndpoint) }} }
 {{- end -}}
