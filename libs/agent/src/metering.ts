@@ -37,12 +37,19 @@ export interface AttemptResult {
   durationMs: number;
 }
 
+/**
+ * `ticket` is the meter's own record of the admission (its budget lease): plain data (JSON),
+ * because the engine keeps it in the run snapshot and the worker that takes the run over
+ * passes it to `settleAttempt`.
+ */
 export type Admission = { ok: true; ticket: unknown } | { ok: false; error: RunError };
 
 /**
  * Metering hooks of the run engine (tenancy issue): rate limits when a run starts, a budget
  * reservation before every provider attempt, and the ledger row + settlement after it.
- * `settle` is called exactly once for every admitted attempt, whatever ended it.
+ * `settle` is called for every admitted attempt, whatever ended it: by its owner, or, for an
+ * attempt cut by a takeover, by the new owner with the ticket from the snapshot (the meter
+ * settles each ticket's budget at most once).
  */
 export interface RunMeter {
   admitRun(ref: RequestRef, principal: RunPrincipal): Promise<{ ok: true } | { ok: false; error: RunError }>;

@@ -25,6 +25,8 @@ export interface RunSnapshot {
    * with the generation), and never in the store.
    */
   content?: HeldContent;
+  /** The meter's ticket of the attempt in flight (its budget lease), settled by the next owner. */
+  meterTicket?: unknown;
 }
 
 export function encodeSnapshot(s: RunSnapshot): Uint8Array {

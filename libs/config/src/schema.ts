@@ -43,6 +43,12 @@ export const TimersSchema = z.object({
   dispatchDedupeMs: ms(60_000),
   /** Tenant retention / privacy policy lookups are cached this long. */
   contentPolicyCacheMs: ms(5_000),
+  /**
+   * A budget reservation is a lease of this length, renewed every third of it while its
+   * attempt runs; a crashed worker's reservation stops counting at most this long after its
+   * last renewal. 1 s to 1 h.
+   */
+  budgetLeaseTtlMs: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
 });
 
 /** Every size limit; each one is documented in README "Limits". */

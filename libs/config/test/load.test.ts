@@ -30,6 +30,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_MODE: "distributed" })).toThrow(/DATABASE_URL/);
   });
 
+  it("reads the budget lease TTL (default 60 s) and refuses one outside 1 s – 1 h", () => {
+    expect(loadConfig({}).timers.budgetLeaseTtlMs).toBe(60_000);
+    expect(loadConfig({ GATEWAY_BUDGET_LEASE_TTL_MS: "15000" }).timers.budgetLeaseTtlMs).toBe(15_000);
+    expect(() => loadConfig({ GATEWAY_BUDGET_LEASE_TTL_MS: "999" })).toThrow(/budgetLeaseTtlMs/);
+    expect(() => loadConfig({ GATEWAY_BUDGET_LEASE_TTL_MS: "3600001" })).toThrow(/budgetLeaseTtlMs/);
+  });
+
   it("loads routes from a YAML file and lets GATEWAY_ROUTES_JSON win per model id", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     const file = join(dir, "gateway.yaml");

@@ -6,9 +6,13 @@
  * - admitRun (once per new generation): `rates.tryStartRun` for the tenant and the API key.
  * - admitAttempt: price lookup, reservation = estimated input × input price + max output ×
  *   output price, `budgets.reserve` (cost charged only for gateway credentials).
+ * - While the attempt runs its reservation (a lease) is renewed every third of the lease TTL;
+ *   a crashed worker's renewals stop, so its lease expires and frees the budget.
  * - settleAttempt: one ledger row (idempotent per attempt), then `budgets.settle` with the
- *   real cost and tokens, then `rates.recordTokens`. Client-credential attempts cost 0 and
- *   count toward token budgets and rate limits only.
+ *   real cost and tokens (at most once per lease, whoever settles: the ticket is plain data,
+ *   so the engine keeps it in the run snapshot and a worker that takes the run over settles the
+ *   cut attempt's lease with it), then `rates.recordTokens`. Client-credential attempts cost
+ *   0 and count toward token budgets and rate limits only.
  *
  * Never throws into the engine for a policy decision; a store or Redis failure while admitting
  * refuses the attempt with an `internal` error (fail closed: nothing unmetered runs).
@@ -32,10 +36,11 @@ export interface RunMeterOptions {
    */
   onRecorded?: (entry: LedgerEntry) => void;
   /** Told about store/Redis failures (never given secrets or content). */
-  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "settle") => void;
+  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle") => void;
   now?: () => Date;
 }
 
+/** What admitAttempt hands the engine: plain data (JSON), so it survives a takeover. */
 interface Ticket {
   reservation: Reservation;
   price: Price | undefined;
@@ -47,6 +52,26 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
   const { store, budgets, rates } = opts;
   const now = opts.now ?? (() => new Date());
   const defaultMaxOut = opts.defaultMaxOutputTokens ?? 4096;
+  // Renewal timers of this process's live leases, by lease id; stopped when settled.
+  const renewals = new Map<string, NodeJS.Timeout>();
+  const renewEveryMs = Math.max(1, Math.floor(budgets.leaseTtlMs / 3));
+
+  function keepAlive(r: Reservation): void {
+    const timer = setInterval(() => {
+      budgets.renew(r).then(
+        (live) => {
+          if (!live) stopRenewing(r.id);
+        },
+        (err: unknown) => opts.onError?.(err, "renew"),
+      );
+    }, renewEveryMs);
+    timer.unref();
+    renewals.set(r.id, timer);
+  }
+  function stopRenewing(id: string): void {
+    clearInterval(renewals.get(id));
+    renewals.delete(id);
+  }
 
   async function tenantOf(tenantId: string): Promise<TenantRecord | undefined> {
     return store.tenants.get(tenantId);
@@ -97,6 +122,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
         });
         if (!r.ok) return { ok: false, error: { kind: "budget_exhausted", message: r.refused.message } };
         const ticket: Ticket = { reservation: r.reservation, price };
+        keepAlive(r.reservation);
         return { ok: true, ticket };
       } catch (err) {
         opts.onError?.(err, "admit_attempt");
@@ -112,9 +138,10 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
         cacheWriteTokens: u.cacheWriteTokens, reasoningTokens: u.reasoningTokens,
       };
       const tokens = usageTokens(counts);
-      // An interrupted attempt is recorded by the worker that took over: it holds no ticket,
-      // so it prices the row itself (the dead worker's reservation stays counted until the
-      // counter is rebuilt from the ledger).
+      if (t) stopRenewing(t.reservation.id);
+      // An interrupted attempt cut before its ticket reached the run snapshot is recorded by
+      // the worker that took over without one: it prices the row itself, and the dead
+      // worker's lease expires.
       const price = t ? t.price : toPrice(await store.prices.at(a.provider, a.upstreamModel, now()).catch(() => undefined));
       const cost = a.credentialsSource === "gateway" && price ? costMicroUsd(counts, price) : 0;
       const entry: LedgerEntry = {
@@ -170,8 +197,16 @@ function toPrice(p: Price | undefined): Price | undefined {
     : { version: p.version, inputPerMTok: p.inputPerMTok, outputPerMTok: p.outputPerMTok, cacheReadPerMTok: p.cacheReadPerMTok, cacheWritePerMTok: p.cacheWritePerMTok };
 }
 
+/** A ticket of this meter, possibly read back from a run snapshot (JSON): checked field by field. */
 function isTicket(t: unknown): t is Ticket {
-  return typeof t === "object" && t !== null && "reservation" in t;
+  if (typeof t !== "object" || t === null || !("reservation" in t)) return false;
+  const r = (t as { reservation: unknown }).reservation;
+  if (typeof r !== "object" || r === null) return false;
+  const v = r as Record<string, unknown>;
+  return (
+    typeof v.id === "string" && typeof v.tenantId === "string" && (v.userId === undefined || typeof v.userId === "string") &&
+    typeof v.month === "string" && Number.isSafeInteger(v.costMicroUsd) && Number.isSafeInteger(v.tokens) && typeof v.chargeCost === "boolean"
+  );
 }
 
 /**

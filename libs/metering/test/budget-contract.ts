@@ -4,9 +4,16 @@
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import { waitFor } from "@byok/testing";
 import type { BudgetGuard, BudgetRequest, LoadMonthTotals } from "../src/index.js";
 
-export type GuardFactory = (loadTotals: LoadMonthTotals) => Promise<{ guards: [BudgetGuard, BudgetGuard]; drop(): Promise<void> }>;
+export type GuardFactory = (
+  loadTotals: LoadMonthTotals,
+  leaseTtlMs?: number,
+) => Promise<{ guards: [BudgetGuard, BudgetGuard]; drop(): Promise<void> }>;
+
+/** Lease TTL of the lease tests: long against event-loop lag on a loaded machine, short to wait out. */
+const SHORT_LEASE_MS = 2_000;
 
 const NOW = new Date("2026-11-15T12:00:00Z");
 const noUsage: LoadMonthTotals = async () => ({ costMicroUsd: 0, tokens: 0 });
@@ -14,8 +21,8 @@ const noUsage: LoadMonthTotals = async () => ({ costMicroUsd: 0, tokens: 0 });
 export function budgetContract(name: string, make: GuardFactory): void {
   describe(`BudgetGuard contract: ${name}`, () => {
     const opened: { drop(): Promise<void>; guards: BudgetGuard[] }[] = [];
-    const open = async (load: LoadMonthTotals = noUsage) => {
-      const g = await make(load);
+    const open = async (load: LoadMonthTotals = noUsage, leaseTtlMs?: number) => {
+      const g = await make(load, leaseTtlMs);
       opened.push(g);
       return g.guards;
     };
@@ -116,6 +123,59 @@ export function budgetContract(name: string, make: GuardFactory): void {
       expect(admitted.length).toBeLessThanOrEqual(10);
       expect(admitted).toHaveLength(10);
       for (const r of results) if (!r.ok) expect(r.refused).toMatchObject({ scope: "tenant", kind: "cost", limit: 1_000 });
+    });
+
+    it("a lease nobody renews or settles expires and frees the budget; settled late, it adds its full usage once", async () => {
+      const [g] = await open(noUsage, SHORT_LEASE_MS);
+      const t = `t-${randomUUID()}`;
+      const limits = { tenant: { monthlyCostMicroUsd: 150 } };
+      const abandoned = await g.reserve(req(t, { limits }));
+      if (!abandoned.ok) throw new Error("expected admission");
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 100 } });
+      // The owner died: no renewal, no settle. Once the lease expired the next reserve releases it.
+      const next = await waitFor(async () => {
+        const r = await g.reserve(req(t, { limits }));
+        return r.ok ? r : undefined;
+      }, 20_000, "the abandoned lease to expire");
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 100 } }); // only `next` counts
+      expect(await g.renew(abandoned.reservation)).toBe(false);
+      // A late settle (the owner was only paused) counts its actual usage in full, once.
+      expect(await g.settle(abandoned.reservation, { costMicroUsd: 30, tokens: 10 })).toBe("expired");
+      expect(await g.settle(abandoned.reservation, { costMicroUsd: 30, tokens: 10 })).toBe("settled");
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 130 } });
+      expect(await g.settle(next.reservation, { costMicroUsd: 0, tokens: 0 })).toBe("live");
+    });
+
+    it("renewal keeps a lease counted past its TTL; settling ends it", async () => {
+      const [g] = await open(noUsage, SHORT_LEASE_MS);
+      const t = `t-${randomUUID()}`;
+      const limits = { tenant: { monthlyCostMicroUsd: 150 } };
+      const held = await g.reserve(req(t, { limits }));
+      if (!held.ok) throw new Error("expected admission");
+      const until = Date.now() + 2.5 * SHORT_LEASE_MS;
+      while (Date.now() < until) {
+        expect(await g.renew(held.reservation)).toBe(true);
+        await new Promise((r) => setTimeout(r, SHORT_LEASE_MS / 8));
+      }
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 100 } });
+      expect(await g.settle(held.reservation, { costMicroUsd: 20, tokens: 1 })).toBe("live");
+      expect(await g.renew(held.reservation)).toBe(false);
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: true });
+    });
+
+    it("settles a lease once, by whichever guard comes first, also from a copy of the reservation (a run snapshot)", async () => {
+      const [a, b] = await open();
+      const t = `t-${randomUUID()}`;
+      const limits = { tenant: { monthlyCostMicroUsd: 150 }, user: { monthlyCostMicroUsd: 150 } };
+      const first = await a.reserve(req(t, { userId: "u1", limits }));
+      if (!first.ok) throw new Error("expected admission");
+      const copy = JSON.parse(JSON.stringify(first.reservation)) as typeof first.reservation;
+      // The worker that took the run over settles the reservation from the snapshot …
+      expect(await b.settle(copy, { costMicroUsd: 30, tokens: 10 })).toBe("live");
+      // … and the old owner, resuming, changes nothing.
+      expect(await a.settle(first.reservation, { costMicroUsd: 80, tokens: 10 })).toBe("settled");
+      expect(await b.reserve(req(t, { userId: "u1", limits }))).toMatchObject({ ok: true });
+      expect(await a.reserve(req(t, { userId: "u1", limits }))).toMatchObject({ ok: false, refused: { scope: "tenant", used: 130 } });
     });
   });
 }

@@ -6,17 +6,19 @@ import {
 import type { GatewayStore } from "@byok/store";
 
 /** Redis budget guard + rate limiter sharing the bus key prefix (distributed mode). */
-export function redisMetering(redis: RedisSource, store: GatewayStore, prefix: string): { budgets: BudgetGuard; rates: RateLimiter } {
+export function redisMetering(
+  redis: RedisSource, store: GatewayStore, prefix: string, leaseTtlMs: number,
+): { budgets: BudgetGuard; rates: RateLimiter } {
   return {
-    budgets: createRedisBudgetGuard({ redis, prefix, loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
+    budgets: createRedisBudgetGuard({ redis, prefix, leaseTtlMs, loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
     rates: createRedisRateLimiter({ redis, prefix }),
   };
 }
 
 /** In-memory budget guard + rate limiter (embedded mode, one process). */
-export function memoryMetering(store: GatewayStore): { budgets: BudgetGuard; rates: RateLimiter } {
+export function memoryMetering(store: GatewayStore, leaseTtlMs: number): { budgets: BudgetGuard; rates: RateLimiter } {
   return {
-    budgets: createMemoryBudgetGuard({ loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
+    budgets: createMemoryBudgetGuard({ leaseTtlMs, loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
     rates: createMemoryRateLimiter(),
   };
 }
@@ -29,5 +31,7 @@ export function memoryMetering(store: GatewayStore): { budgets: BudgetGuard; rat
 export function meteringFor(config: GatewayConfig, store: GatewayStore): { budgets: BudgetGuard; rates: RateLimiter } {
   const d = config.distributed;
   const onRedis = Boolean(config.redisUrl) || (d.redisClusterNodes?.length ?? 0) > 0;
-  return onRedis ? redisMetering({ target: redisTargetOf(config), name: "byok-metering" }, store, d.redisKeyPrefix) : memoryMetering(store);
+  return onRedis
+    ? redisMetering({ target: redisTargetOf(config), name: "byok-metering" }, store, d.redisKeyPrefix, config.timers.budgetLeaseTtlMs)
+    : memoryMetering(store, config.timers.budgetLeaseTtlMs);
 }

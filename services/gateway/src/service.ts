@@ -64,7 +64,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     await store.close();
     throw err;
   }
-  const metering = opts.budgets && opts.rates ? { budgets: opts.budgets, rates: opts.rates } : memoryMetering(store);
+  const metering = opts.budgets && opts.rates ? { budgets: opts.budgets, rates: opts.rates } : memoryMetering(store, config.timers.budgetLeaseTtlMs);
   if (!opts.budgets || !opts.rates) closeMetering = async () => {
     await metering.budgets.close();
     await metering.rates.close();

@@ -7,6 +7,7 @@ import { createRunEngine } from "@byok/agent";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createLogger } from "@byok/telemetry";
 import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, waitFor, type CursorClient } from "@byok/testing";
+import type { Reservation } from "@byok/metering";
 import { memoryMetering, tenancyEngineDeps } from "@byok/runtime";
 import { AgentClientMessageSchema, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
 import { adminCall, GATEWAY_PROVIDER_KEY, startHarness, type Harness } from "./harness.js";
@@ -182,11 +183,11 @@ describe("tenancy through the embedded gateway", () => {
     expect((await h.gw.store.ledger.forRequest("ledger", grouped))[0]).toMatchObject({ originalRequestId: "orig-1" });
   });
 
-  it("records an interrupted row from the owner that takes over a cut attempt", async () => {
+  it("records an interrupted row from the owner that takes over a cut attempt, and settles the dead owner's budget lease once", async () => {
     await tenant("takeover");
     const store = h.gw.store;
     const logger = createLogger({ service: "test", level: "silent" });
-    const m = memoryMetering(store);
+    const m = memoryMetering(store, h.config.timers.budgetLeaseTtlMs);
     const deps = tenancyEngineDeps({ store, config: h.config, env: {}, ...m, logger });
     const engine = (dead: boolean) =>
       createRunEngine({
@@ -205,13 +206,25 @@ describe("tenancy through the embedded gateway", () => {
     const first = new AbortController();
     const run1 = engine(true).runGeneration(ref, 1, first.signal);
     await waitFor(async () => (await h.gw.bus.readOutput(ref, 1, 0, 100)).entries.length > 0 && h.sim.requests.length > 0);
-    await waitFor(async () => (await h.gw.bus.loadSnapshot(ref, 1)) !== undefined);
+    // The owner's reservation travels in its snapshot (JSON) for the next owner to settle.
+    const snapshotTicket = async () => {
+      const bytes = await h.gw.bus.loadSnapshot(ref, 1);
+      return bytes && (JSON.parse(new TextDecoder().decode(bytes)) as { meterTicket?: { reservation: Reservation } }).meterTicket;
+    };
+    const cut = (await waitFor(snapshotTicket, 20_000, "the attempt's ticket in the snapshot")).reservation;
+    expect(cut).toMatchObject({ tenantId: "takeover" });
     first.abort();
     await run1;
     await engine(false).runGeneration(ref, 1);
     const rows = await store.ledger.forRequest("takeover", ref.requestId);
     expect(rows.map((r) => [r.attempt, r.outcome, r.estimated])).toEqual([[1, "interrupted", true], [2, "ok", false]]);
     expect(rows[1]).toMatchObject({ inputTokens: 9, outputTokens: 2 });
+    // Settled exactly once (by the new owner): settling it again changes nothing, and the
+    // tenant's counter holds the two ledger rows' tokens, no leftover reservation.
+    expect(await m.budgets.settle(cut!, { costMicroUsd: 0, tokens: 1_000_000 })).toBe("settled");
+    const ledgerTokens = rows.reduce((n, r) => n + r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens, 0);
+    const probe = await m.budgets.reserve({ tenantId: "takeover", userId: undefined, limits: { tenant: { monthlyTokens: 0 } }, estimate: { costMicroUsd: 0, tokens: 1 }, chargeCost: false });
+    expect(probe).toMatchObject({ ok: false, refused: { used: ledgerTokens } });
   });
 
   it("ends a run over budget with resource_exhausted + ERROR_RESOURCE_EXHAUSTED naming the limit", async () => {

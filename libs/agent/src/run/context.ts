@@ -71,6 +71,11 @@ export class RunContext {
   targetIndex = 0;
   /** Retries used so far in this model call, per phase. */
   retries = { connect: 0, stream: 0 };
+  /**
+   * The meter's ticket of the attempt in flight (plain data: its budget lease), saved in the
+   * snapshot so a worker that takes the run over settles that lease.
+   */
+  meterTicket: unknown;
 
   /** Whether this run already marked itself its conversation's current run. */
   conversationMarked = false;

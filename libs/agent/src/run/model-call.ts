@@ -87,6 +87,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     if (live()) ctx.push({ type: "model_failed", error: admission.error, usage: undefined });
     return;
   }
+  ctx.meterTicket = admission.ticket;
   const startedAt = Date.now();
   let firstEventAt: number | undefined;
   let usage: Usage | undefined;
@@ -115,6 +116,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     // Usage is never lost: exact where the provider reported it, else an estimate.
     const output = `${ctx.state.current?.text ?? ""}${ctx.state.current?.thinkingText ?? ""}`;
     const settled = usage ?? estimatedUsage(inputTokens, output, target.model);
+    if (ctx.meterTicket === admission.ticket) ctx.meterTicket = undefined;
     await ctx.meter
       .settleAttempt(info, admission.ticket, {
         outcome,

@@ -45,11 +45,12 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
   if (run && isImporting(ctx.state)) await execute(ctx, { type: "check_history", conversationId: run.conversationId });
   const cut = snap.state.current;
   if (run && cut && isCallingModel(snap.state)) {
-    // The cut attempt's ledger row comes from the worker that takes over.
+    // The cut attempt's ledger row and its budget lease are settled by the worker that takes
+    // over (once: a paused previous owner that resumes finds the lease settled).
     const target = ctx.targets[ctx.targetIndex];
     if (target) {
       const info = attemptInfo(ctx, run, target, cut.modelCallId, snap.state.attempt, 0);
-      await ctx.meter.settleAttempt(info, undefined, {
+      await ctx.meter.settleAttempt(info, snap.meterTicket, {
         outcome: "interrupted",
         usage: estimatedUsage(0, `${cut.text}${cut.thinkingText}`, target.model),
         ttftMs: undefined,
@@ -97,6 +98,7 @@ export async function saveSnapshot(ctx: RunContext): Promise<void> {
     targetIndex: ctx.targetIndex,
     state: snapshotRunState(ctx.state),
     ...(ctx.held ? { content: ctx.held.current() } : {}),
+    ...(ctx.meterTicket === undefined ? {} : { meterTicket: ctx.meterTicket }),
   };
   if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, encodeSnapshot(snap)))) {
     ctx.fencedOut("snapshot");

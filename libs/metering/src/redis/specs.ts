@@ -3,8 +3,12 @@ import { replyArray, replyInt, replyString, type ScriptSpec } from "@byok/redis"
 
 const lua = (file: string): URL => new URL(`./lua/${file}`, import.meta.url);
 
+/** The counter and lease sets of the tenant, then of the user (see budget-reserve.lua). */
+export type LeaseKeys = "tenant" | "tenantLeases" | "tenantExpired" | "user" | "userLeases" | "userExpired";
+const LEASE_KEYS: readonly LeaseKeys[] = ["tenant", "tenantLeases", "tenantExpired", "user", "userLeases", "userExpired"];
+
 export type BudgetReserveReply =
-  | { status: "ok" }
+  | { status: "ok"; expiresAtMs: number }
   | { status: "missing"; scope: "tenant" | "user" }
   | { status: "refused"; scope: "tenant" | "user"; kind: "cost" | "tokens"; limit: number; used: number };
 
@@ -14,19 +18,23 @@ const scopeOf = (v: string, script: string): "tenant" | "user" => {
 };
 
 export const budgetReserve: ScriptSpec<
-  "tenant" | "user",
-  "hasUser" | "chargeCost" | "cost" | "tokens" | "tenantCostLimit" | "tenantTokenLimit" | "userCostLimit" | "userTokenLimit",
+  LeaseKeys,
+  | "hasUser" | "chargeCost" | "cost" | "tokens" | "tenantCostLimit" | "tenantTokenLimit" | "userCostLimit" | "userTokenLimit"
+  | "lease" | "leaseTtlMs" | "expireAtMs" | "keepExpiredMs",
   BudgetReserveReply
 > = {
   command: "byokBudgetReserve",
   lua: lua("budget-reserve.lua"),
   rest: false,
-  keys: ["tenant", "user"],
-  args: ["hasUser", "chargeCost", "cost", "tokens", "tenantCostLimit", "tenantTokenLimit", "userCostLimit", "userTokenLimit"],
+  keys: LEASE_KEYS,
+  args: [
+    "hasUser", "chargeCost", "cost", "tokens", "tenantCostLimit", "tenantTokenLimit", "userCostLimit", "userTokenLimit",
+    "lease", "leaseTtlMs", "expireAtMs", "keepExpiredMs",
+  ],
   decode(reply) {
     const r = replyArray(reply, this.command);
     const status = replyString(r[0], this.command);
-    if (status === "ok") return { status };
+    if (status === "ok") return { status, expiresAtMs: replyInt(r[1], this.command) };
     const scope = scopeOf(replyString(r[1], this.command), this.command);
     if (status === "missing") return { status, scope };
     if (status !== "refused") throw new Error(`${this.command}: unknown status ${status}`);
@@ -36,25 +44,41 @@ export const budgetReserve: ScriptSpec<
   },
 };
 
-export const budgetSeed: ScriptSpec<"counter", "cost" | "tokens" | "expireAtMs", boolean> = {
+export const budgetSeed: ScriptSpec<"counter" | "leases", "cost" | "tokens" | "expireAtMs", boolean> = {
   command: "byokBudgetSeed",
   lua: lua("budget-seed.lua"),
   rest: false,
-  keys: ["counter"],
+  keys: ["counter", "leases"],
   args: ["cost", "tokens", "expireAtMs"],
   decode(reply) {
     return replyInt(reply, this.command) === 1;
   },
 };
 
-export const budgetSettle: ScriptSpec<"tenant" | "user", "hasUser" | "costDelta" | "tokenDelta", number> = {
+export type LeaseState = "live" | "expired" | "settled";
+
+export const budgetSettle: ScriptSpec<LeaseKeys, "hasUser" | "lease" | "cost" | "tokens", LeaseState> = {
   command: "byokBudgetSettle",
   lua: lua("budget-settle.lua"),
   rest: false,
-  keys: ["tenant", "user"],
-  args: ["hasUser", "costDelta", "tokenDelta"],
+  keys: LEASE_KEYS,
+  args: ["hasUser", "lease", "cost", "tokens"],
   decode(reply) {
-    return replyInt(reply, this.command);
+    const state = replyString(reply, this.command);
+    if (state === "live" || state === "expired" || state === "settled") return state;
+    throw new Error(`${this.command}: unknown state ${state}`);
+  },
+};
+
+export const budgetRenew: ScriptSpec<"tenantLeases" | "userLeases", "hasUser" | "lease" | "leaseTtlMs", number | undefined> = {
+  command: "byokBudgetRenew",
+  lua: lua("budget-renew.lua"),
+  rest: false,
+  keys: ["tenantLeases", "userLeases"],
+  args: ["hasUser", "lease", "leaseTtlMs"],
+  decode(reply) {
+    const n = replyInt(reply, this.command);
+    return n < 0 ? undefined : n;
   },
 };
 
@@ -94,4 +118,4 @@ export const rateTokens: ScriptSpec<"tenant" | "key", "hasKey" | "tokens" | "ttl
   },
 };
 
-export const ALL_SCRIPTS = [budgetReserve, budgetSeed, budgetSettle, rateStart, rateTokens] as const;
+export const ALL_SCRIPTS = [budgetReserve, budgetSeed, budgetSettle, budgetRenew, rateStart, rateTokens] as const;

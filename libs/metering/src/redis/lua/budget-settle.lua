@@ -1,16 +1,27 @@
--- Replace a reservation with actual usage: add the deltas to each counter that still exists.
--- KEYS[1] tenant counter  KEYS[2] user counter (ignored unless hasUser = 1)
--- ARGV[1] hasUser (0|1)  ARGV[2] cost delta  ARGV[3] token delta
--- A missing counter is skipped: it will be rebuilt from the ledger, which already holds the attempt.
--- Reply: number of counters updated.
-local n = 0
-local keys = { KEYS[1] }
-if ARGV[1] == "1" then keys[2] = KEYS[2] end
-for _, k in ipairs(keys) do
-  if redis.call("EXISTS", k) == 1 then
-    redis.call("HINCRBY", k, "cost", ARGV[2])
-    redis.call("HINCRBY", k, "tokens", ARGV[3])
-    n = n + 1
+-- Settle a lease with the attempt's actual usage, at most once.
+-- KEYS[1..3] tenant counter, live leases, expired leases   KEYS[4..6] the same of the user
+-- (ignored unless hasUser = 1)
+-- ARGV[1] hasUser (0|1)  ARGV[2] lease member "<id>:<cost>:<tokens>"  ARGV[3] actual cost  ARGV[4] actual tokens
+-- Per scope: a live lease leaves the live set and the counter gets actual − reserved; an expired
+-- one (its reservation was already released) leaves the expired set and the counter gets the full
+-- actual; a lease in neither set was settled before (or is unknown here): nothing changes. A
+-- missing counter is skipped: it will be rebuilt from the ledger, which already holds the attempt.
+-- Reply: the tenant scope's state before: "live", "expired" or "settled".
+local _, _, rc, rk = string.find(ARGV[2], "^[^:]+:(%-?%d+):(%-?%d+)$")
+local scopes = { { KEYS[1], KEYS[2], KEYS[3] } }
+if ARGV[1] == "1" then scopes[2] = { KEYS[4], KEYS[5], KEYS[6] } end
+local first
+for i, s in ipairs(scopes) do
+  local dc, dk, state = 0, 0, "settled"
+  if redis.call("ZREM", s[2], ARGV[2]) == 1 then
+    dc, dk, state = tonumber(ARGV[3]) - tonumber(rc), tonumber(ARGV[4]) - tonumber(rk), "live"
+  elseif redis.call("ZREM", s[3], ARGV[2]) == 1 then
+    dc, dk, state = tonumber(ARGV[3]), tonumber(ARGV[4]), "expired"
   end
+  if state ~= "settled" and redis.call("EXISTS", s[1]) == 1 then
+    redis.call("HINCRBY", s[1], "cost", dc)
+    redis.call("HINCRBY", s[1], "tokens", dk)
+  end
+  if i == 1 then first = state end
 end
-return n
+return first
