@@ -27,7 +27,12 @@ describe("observability across ingress and worker processes", () => {
 
   beforeAll(async () => {
     // One run at a time on the one worker, so a second turn must wait in the queue.
-    c = await startTestCluster({ ingress: 1, workers: 1, env: { GATEWAY_TRACE_FILE: traceFile, GATEWAY_WORKER_CONCURRENCY: "1" } });
+    c = await startTestCluster({
+      ingress: 1,
+      workers: 1,
+      env: { GATEWAY_TRACE_FILE: traceFile, GATEWAY_WORKER_CONCURRENCY: "1" },
+      tenants: [{ tenantId: "limited", retention: "full", limits: { rate: { runStartsPerMinute: 1 } } }],
+    });
     ws = createWorkspaceExecutor(await makeWorkspace(await mkdtemp(join(tmpdir(), "obs-ws-")), { "notes.txt": "beta\n" }));
   }, 180_000); // two tsx processes start; on a loaded CI machine that takes a while
   afterAll(async () => {
@@ -152,5 +157,31 @@ describe("observability across ingress and worker processes", () => {
     expect(await depth("active")).toBe(1);
     for (const r of await Promise.all([first, ...later])) expect(r.end).toEqual({ ok: true });
     await waitFor(async () => (await depth("waiting")) === 0 && (await depth("active")) === 0, 20_000, "an empty queue");
+  });
+
+  it("the worker counts a provider retry and a rate refusal of real turns; the ingress counts the refused stream", async () => {
+    const [ingress] = c.ingress;
+    const [worker] = c.workers;
+    const beforeWorker = await scrapeMetrics(worker!.url);
+    const beforeIngress = await scrapeMetrics(ingress!.url);
+    c.sim.enqueue({ httpError: { status: 500 } }, { text: ["after ", "a retry"], usage: { inputTokens: 4, outputTokens: 2 } });
+    const client = createCursorClient({ baseUrl: ingress!.url, authToken: c.tenantTokens.limited! });
+    const turn = (tag: string) => {
+      const requestId = `limited-${tag}-${randomUUID()}`;
+      return client.runTurn({ requestId, message: runRequestMessage({ text: tag, conversationId: `conv-${requestId}`, modelId: TEST_MODEL }) });
+    };
+    expect((await turn("first")).end).toEqual({ ok: true });
+    // The tenant may start one run a minute: the second is refused before any provider call.
+    const refused = await turn("second");
+    expect(refused.end).toMatchObject({ ok: false, code: "resource_exhausted" });
+    const w = metricDelta(beforeWorker, await scrapeMetrics(worker!.url));
+    expect(w("byok_provider_retries_total", { provider: "openai-chat", reason: "server", action: "retry" })).toBe(1);
+    expect(w("byok_refusals_total", { reason: "rate_limited" })).toBe(1);
+    expect(w("byok_runs_ended_total", { code: "ok" })).toBe(1);
+    expect(w("byok_runs_ended_total", { code: "resource_exhausted" })).toBe(1);
+    expect(w("gen_ai_client_operation_duration_seconds_count", { error_type: "server" })).toBe(1);
+    const i = metricDelta(beforeIngress, await scrapeMetrics(ingress!.url));
+    expect(i("byok_run_sse_streams_total", { end_code: "ok" })).toBe(1);
+    expect(i("byok_run_sse_streams_total", { end_code: "resource_exhausted" })).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { createStore, type RetentionPolicy } from "@byok/store";
+import { createStore, type RetentionPolicy, type TenantLimits } from "@byok/store";
 import { deleteKeysMatching, startSimulator, watchOutput, type Simulator } from "@byok/testing";
 
 export const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -83,7 +83,7 @@ export interface TestClusterOptions {
   /** Redis for bus and queue (default the shared one). */
   redisUrl?: string;
   /** Tenants besides `default`, each with one API key (`TestCluster.tenantTokens`). */
-  tenants?: { tenantId: string; retention: RetentionPolicy }[];
+  tenants?: { tenantId: string; retention: RetentionPolicy; limits?: TenantLimits }[];
 }
 
 export interface TestCluster {
@@ -133,7 +133,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const { secret: authToken } = await store.apiKeys.create({ tenantId: "default", name: "fault-tests" });
   const tenantTokens: Record<string, string> = {};
   for (const t of opts.tenants ?? []) {
-    await store.tenants.create({ tenantId: t.tenantId, name: t.tenantId, retention: t.retention });
+    await store.tenants.create({ tenantId: t.tenantId, name: t.tenantId, retention: t.retention, ...(t.limits ? { limits: t.limits } : {}) });
     await store.routes.set(t.tenantId, TEST_MODEL, [routeTarget]);
     tenantTokens[t.tenantId] = (await store.apiKeys.create({ tenantId: t.tenantId, name: "fault-tests" })).secret;
   }
