@@ -12,20 +12,55 @@ import { runErrorFromProvider, ProviderError, type ChatItem, type ProviderAdapte
 import type { Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
 
-/** What a vendor request asks for, in the gateway's provider-neutral terms. */
-export interface CompatCall {
-  /** The model id the caller named: looked up in the tenant's routes. */
-  modelId: string;
+/** The vendor API a compatible request speaks. */
+export type VendorApi = "openai-chat" | "openai-responses" | "anthropic-messages";
+
+/** The provider kinds that speak each vendor API: their targets get the caller's own body (passthrough). */
+const SPOKEN_BY: Record<VendorApi, readonly ProviderKind[]> = {
+  "openai-chat": ["openai-chat", "azure-openai"],
+  "openai-responses": ["openai-responses"],
+  "anthropic-messages": ["anthropic"],
+};
+
+/** True when a target of `kind` gets a request in `api` passed through rather than translated. */
+export function speaks(kind: ProviderKind, api: VendorApi): boolean {
+  return SPOKEN_BY[api].includes(kind);
+}
+
+/** A vendor request in the gateway's provider-neutral terms, for targets that speak another API. */
+export interface NeutralCall {
   instructions: string;
   items: ChatItem[];
   tools: ToolSpec[];
-  /** The caller's output cap; a lower cap of the route wins. */
-  maxOutputTokens: number | undefined;
   reasoningEffort: ReasoningEffort | undefined;
   /** Anthropic `thinking.budget_tokens`, passed to Anthropic targets as is. */
   thinkingBudgetTokens: number | undefined;
   /** Sampling fields every vendor API names the same (`temperature`, `top_p`), merged into the upstream body. */
   sampling: Record<string, number>;
+}
+
+/** What a vendor request asks for. */
+export interface CompatCall {
+  /** The model id the caller named: looked up in the tenant's routes. */
+  modelId: string;
+  api: VendorApi;
+  /** The caller's body as it arrived: what a target that speaks `api` is sent (the route's fields rewritten). */
+  body: Record<string, unknown>;
+  stream: boolean;
+  /** The caller's output cap; a lower cap of the route wins. */
+  outputCap: number | undefined;
+  /** The request translated, or why it cannot be (then only targets that speak `api` can serve it). */
+  neutral: NeutralCall | CompatError;
+}
+
+/** What `translate` builds (a neutral call), or the client error that says why the request has no translation. */
+export function translated<T>(translate: () => T): T | CompatError {
+  try {
+    return translate();
+  } catch (err) {
+    if (err instanceof CompatError) return err;
+    throw err;
+  }
 }
 
 /** Who is calling (from the gateway API key). */
@@ -46,11 +81,16 @@ export interface CompatCallDeps {
 
 /** Where the events of an attempt go: a vendor renderer (buffering, or streaming to the caller). */
 export interface CallSink {
+  /**
+   * Starts an attempt, forgetting what an earlier one produced. `passthrough`: the target got
+   * the caller's own body, and its events come back through `vendorEvent` rather than `event`.
+   */
+  begin(passthrough: boolean): void;
   event(ev: ProviderEvent): void;
+  /** A vendor stream event (or the whole non-streaming response) of a passthrough attempt, every field kept. */
+  vendorEvent(ev: Record<string, unknown>): void;
   /** True once anything reached the caller: from then on a failure ends the answer (no retry, no failover). */
   readonly committed: boolean;
-  /** Forgets what the current attempt produced (before a retry or a failover). */
-  reset(): void;
 }
 
 export interface CallResult {
@@ -79,15 +119,22 @@ export async function runCall(
   const admitted = await deps.meter.admitRun(ref, meterPrincipal);
   if (!admitted.ok) throw compatErrorFromRun(admitted.error, call.modelId);
 
-  const targets = resolution.targets;
+  // A target that speaks another API needs the translation: without one, only same-API targets serve.
+  const neutral = call.neutral instanceof CompatError ? undefined : call.neutral;
+  const targets = resolution.targets.filter((t) => neutral !== undefined || speaks(t.kind, call.api));
+  if (targets.length === 0) throw call.neutral as CompatError;
   const modelCallId = `${requestId}-m1`;
-  const input = requestText(call);
+  const input = neutral ? requestText(neutral) : JSON.stringify(call.body);
   let index = 0;
   let attempt = 0;
   let retries = { connect: 0, stream: 0 };
   for (;;) {
-    const target = withCallOptions(targets[index]!, call);
+    const routed = targets[index]!;
+    const passthrough = neutral === undefined || speaks(routed.kind, call.api);
+    const target = passthrough ? routed : withCallOptions(routed, call.outputCap, neutral);
+    const outputCap = passthrough ? minCap(call.outputCap, routed.maxOutputTokens) : target.maxOutputTokens;
     attempt++;
+    sink.begin(passthrough);
     const inputTokens = estimateTokens(input, target.model);
     const info: AttemptInfo = {
       ref,
@@ -101,7 +148,7 @@ export async function runCall(
       upstreamModel: target.model,
       credentialsSource: target.credentialsSource,
       estimatedInputTokens: inputTokens,
-      maxOutputTokens: target.maxOutputTokens,
+      maxOutputTokens: outputCap,
     };
     const admission = await deps.meter.admitAttempt(info);
     if (!admission.ok) throw compatErrorFromRun(admission.error, call.modelId);
@@ -115,8 +162,9 @@ export async function runCall(
     let failure: ProviderError | undefined;
     try {
       const stream = deps.adapterFor(target.kind).stream({
-        target, instructions: call.instructions, items: call.items, tools: call.tools,
-        ...(call.reasoningEffort ? { reasoningEffort: call.reasoningEffort } : {}),
+        target, instructions: neutral?.instructions ?? "", items: neutral?.items ?? [], tools: neutral?.tools ?? [],
+        ...(!passthrough && neutral?.reasoningEffort ? { reasoningEffort: neutral.reasoningEffort } : {}),
+        ...(passthrough ? { passthrough: { body: call.body, stream: call.stream, onVendorEvent: (ev: Record<string, unknown>) => sink.vendorEvent(ev) } } : {}),
         modelCallId, attempt, signal,
       });
       for await (const ev of stream) {
@@ -128,7 +176,7 @@ export async function runCall(
           stopReason = ev.stopReason;
           outcome = "ok";
         }
-        sink.event(ev);
+        if (!passthrough) sink.event(ev);
       }
     } catch (err) {
       failure = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
@@ -155,7 +203,6 @@ export async function runCall(
     deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, retry: decision?.retry ?? false, failover }, "compatible endpoint model call failed");
     if (decision?.retry) {
       retries[phase]++;
-      sink.reset();
       await sleep(decision.delayMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) throw new CompatError("internal", "The request was canceled.");
       continue;
@@ -163,17 +210,21 @@ export async function runCall(
     if (failover) {
       index++;
       retries = { connect: 0, stream: 0 };
-      sink.reset();
       continue;
     }
     throw compatErrorFromRun(runErrorFromProvider(failure, target.credentialsSource), call.modelId);
   }
 }
 
-/** The route's target with the caller's output cap, thinking budget and sampling fields applied. */
-function withCallOptions(t: ProviderTarget, call: CompatCall): ProviderTarget {
+function minCap(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
+}
+
+/** The route's target with the caller's output cap, thinking budget and sampling fields applied (translated attempts). */
+function withCallOptions(t: ProviderTarget, outputCap: number | undefined, call: NeutralCall): ProviderTarget {
   const out: ProviderTarget = { ...t };
-  if (call.maxOutputTokens !== undefined) out.maxOutputTokens = Math.min(call.maxOutputTokens, t.maxOutputTokens ?? Number.MAX_SAFE_INTEGER);
+  const cap = minCap(outputCap, t.maxOutputTokens);
+  if (cap !== undefined) out.maxOutputTokens = cap;
   const options: Record<string, unknown> = { ...t.options };
   if (call.thinkingBudgetTokens !== undefined) options["thinkingBudgetTokens"] = call.thinkingBudgetTokens;
   if (Object.keys(call.sampling).length > 0) {

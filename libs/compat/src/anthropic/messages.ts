@@ -1,15 +1,15 @@
 /**
  * `POST /v1/messages` (Anthropic Messages): streaming and not, tools, extended thinking, and
- * `POST /v1/messages/count_tokens`. The request becomes a neutral call; the answer is rendered
- * from the provider events of whichever route target served it.
+ * `POST /v1/messages/count_tokens`. A target that speaks Messages gets the caller's body and its
+ * answer is relayed; for any other the request becomes a neutral call and the answer is
+ * rendered from the provider events.
  */
 import { z } from "zod";
 import { estimateTokens, requestText } from "@byok/providers";
 import type { ChatItem, OutputItem, ProviderEvent, ReasoningEffort, ReasoningPart, StopReason, ToolSpec, Usage } from "@byok/protocol";
-import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
-import { Collector } from "../collect.js";
-import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";
-import { compatErrorFromRun, type CompatError } from "../errors.js";
+import { samplingOf, translated, type CallResult, type NeutralCall } from "../call.js";
+import { renamed, respondCall, streamCall, vendorId, type Endpoint, type Relay, type TranslatedStream } from "../endpoint.js";
+import { CompatError, compatErrorFromRun } from "../errors.js";
 import { sendJson, SseWriter } from "../http.js";
 import { invalid, parseBody } from "../validate.js";
 import { anthropicErrorBody } from "./errors.js";
@@ -39,6 +39,13 @@ const MessagesSchema = CountTokensSchema.extend({
   top_p: z.number().min(0).max(1).optional(),
 });
 type CountTokensRequest = z.infer<typeof CountTokensSchema>;
+/** What the gateway itself reads of a request it passes through. */
+const MessagesEnvelope = z.looseObject({
+  model: z.string().min(1),
+  max_tokens: z.number().int().positive(),
+  stream: z.boolean().optional(),
+  thinking: z.looseObject({ type: z.string() }).optional(),
+});
 
 function str(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
@@ -67,7 +74,7 @@ function effortOfBudget(budget: number): ReasoningEffort {
 }
 
 /** The Messages request in neutral terms. */
-export function messagesCall(r: CountTokensRequest & { max_tokens?: number; temperature?: number | undefined; top_p?: number | undefined }): CompatCall {
+export function messagesCall(r: CountTokensRequest & { max_tokens?: number; temperature?: number | undefined; top_p?: number | undefined }): NeutralCall {
   const tc = r.tool_choice?.type;
   if (tc !== undefined && tc !== "auto" && tc !== "none") throw invalid('tool_choice: only "auto" and "none" are supported');
   const instructions = r.system === undefined ? "" : typeof r.system === "string" ? r.system : r.system.map((b) => b.text).join("\n\n");
@@ -120,11 +127,9 @@ export function messagesCall(r: CountTokensRequest & { max_tokens?: number; temp
     throw invalid("thinking.budget_tokens: must be less than max_tokens");
   }
   return {
-    modelId: r.model,
     instructions,
     items,
     tools,
-    maxOutputTokens: r.max_tokens,
     reasoningEffort: thinking !== undefined ? effortOfBudget(thinking) : r.thinking?.type === "disabled" ? "disabled" : undefined,
     thinkingBudgetTokens: thinking,
     sampling: samplingOf(r),
@@ -167,7 +172,7 @@ function contentBlock(item: OutputItem, withThinking: boolean): Record<string, u
  * first content block, then content_block_start / _delta / _stop per block, message_delta with
  * the stop reason and usage, message_stop. Thinking blocks only when the caller enabled thinking.
  */
-class MessagesStreamSink implements StreamSink {
+class MessagesStreamSink implements TranslatedStream {
   private blocks = new Map<string, { index: number; kind: OutputItem["kind"] }>();
   private next = 0;
   private started = false;
@@ -177,10 +182,6 @@ class MessagesStreamSink implements StreamSink {
     private readonly message: { id: string; model: string; estimatedInputTokens: number },
     private readonly withThinking: boolean,
   ) {}
-
-  get committed(): boolean {
-    return this.sse.started;
-  }
 
   private start(): void {
     if (this.started) return;
@@ -241,30 +242,45 @@ class MessagesStreamSink implements StreamSink {
     this.send({ type: "message_delta", delta: { stop_reason: stopReason(out.stopReason, this.toolCalls), stop_sequence: null }, usage: anthropicUsage(out.usage) });
     this.send({ type: "message_stop" });
   }
+}
 
-  /** Anthropic's in-stream error: an `error` event holding the error body. */
-  fail(e: CompatError): void {
-    this.sse.send(anthropicErrorBody(e), "error");
-  }
+/** The vendor's events and message as they came; the message renamed. */
+function messagesRelay(id: string, model: string): Relay {
+  return {
+    event(ev) {
+      const type = String(ev["type"]);
+      const message = ev["message"];
+      if (type !== "message_start" || typeof message !== "object" || message === null) return { data: ev, event: type };
+      return { data: { ...ev, message: renamed(message as Record<string, unknown>, id, model) }, event: type };
+    },
+    response: (r) => renamed(r, id, model),
+  };
 }
 
 export const messages: Endpoint = {
   errorBody: anthropicErrorBody,
   async serve(ctx) {
-    const r = parseBody(MessagesSchema, ctx.body);
-    const call = messagesCall(r);
+    const env = parseBody(MessagesEnvelope, ctx.body);
+    const neutral = translated(() => messagesCall(parseBody(MessagesSchema, ctx.body)));
     const id = vendorId("msg_");
-    const withThinking = r.thinking?.type === "enabled";
-    if (!r.stream) {
-      const sink = new Collector();
-      const out = await runCall(ctx.deps, ctx.principal, id, call, sink, ctx.signal);
-      const content = sink.items.flatMap((i) => contentBlock(i, withThinking) ?? []);
-      const toolCalls = sink.items.filter((i) => i.kind === "tool_call").length;
-      sendJson(ctx.res, 200, { id, type: "message", role: "assistant", model: r.model, content, stop_reason: stopReason(out.stopReason, toolCalls), stop_sequence: null, usage: anthropicUsage(out.usage) });
+    const withThinking = env.thinking?.type === "enabled";
+    const call = { modelId: env.model, api: "anthropic-messages" as const, body: ctx.body as Record<string, unknown>, stream: env.stream === true, outputCap: env.max_tokens, neutral };
+    const relay = messagesRelay(id, env.model);
+    if (!call.stream) {
+      await respondCall(ctx, id, call, relay, (sink, out) => {
+        const content = sink.items.flatMap((i) => contentBlock(i, withThinking) ?? []);
+        const toolCalls = sink.items.filter((i) => i.kind === "tool_call").length;
+        return { id, type: "message", role: "assistant", model: env.model, content, stop_reason: stopReason(out.stopReason, toolCalls), stop_sequence: null, usage: anthropicUsage(out.usage) };
+      });
       return;
     }
     const sse = new SseWriter(ctx.res);
-    await streamCall(ctx, id, call, sse, new MessagesStreamSink(sse, { id, model: r.model, estimatedInputTokens: estimateTokens(requestText(call), call.modelId) }, withThinking));
+    await streamCall(ctx, id, call, sse, {
+      translated: neutral instanceof CompatError ? undefined : new MessagesStreamSink(sse, { id, model: env.model, estimatedInputTokens: estimateTokens(requestText(neutral), env.model) }, withThinking),
+      relay,
+      // Anthropic's in-stream error: an `error` event holding the error body.
+      streamError: (e) => ({ data: anthropicErrorBody(e), event: "error" }),
+    });
   },
 };
 
@@ -278,8 +294,8 @@ export const countTokens: Endpoint = {
   async serve(ctx) {
     const r = parseBody(CountTokensSchema, ctx.body);
     const call = messagesCall(r);
-    const resolution = await ctx.deps.resolveTargets(call.modelId, ctx.principal.tenantId);
-    if (!resolution.ok) throw compatErrorFromRun(resolution.error, call.modelId);
-    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), resolution.targets[0]?.model ?? call.modelId) });
+    const resolution = await ctx.deps.resolveTargets(r.model, ctx.principal.tenantId);
+    if (!resolution.ok) throw compatErrorFromRun(resolution.error, r.model);
+    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), resolution.targets[0]?.model ?? r.model) });
   },
 };

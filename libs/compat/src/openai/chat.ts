@@ -1,15 +1,15 @@
 /**
  * `POST /v1/chat/completions` (OpenAI Chat Completions): streaming and not, function tools,
- * `stream_options.include_usage`. The request becomes a neutral call; the answer is rendered
- * from the provider events of whichever route target served it.
+ * `stream_options.include_usage`. A target that speaks Chat Completions gets the caller's body
+ * and its answer is relayed; for any other the request becomes a neutral call and the answer is
+ * rendered from the provider events.
  */
 import { z } from "zod";
 import type { ChatItem, ProviderEvent, StopReason, ToolSpec } from "@byok/protocol";
-import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
-import { Collector } from "../collect.js";
-import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";
-import type { CompatError } from "../errors.js";
-import { sendJson, SseWriter } from "../http.js";
+import { samplingOf, translated, type CallResult, type NeutralCall } from "../call.js";
+import { renamed, respondCall, streamCall, vendorId, type Endpoint, type Relay, type TranslatedStream } from "../endpoint.js";
+import { CompatError } from "../errors.js";
+import { SseWriter } from "../http.js";
 import { invalid, parseBody } from "../validate.js";
 import { openAIErrorBody } from "./errors.js";
 import { chatEffort } from "./effort.js";
@@ -44,6 +44,8 @@ export const ChatRequestSchema = z.looseObject({
   reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).nullish(),
 });
 type ChatRequest = z.infer<typeof ChatRequestSchema>;
+/** What the gateway itself reads of a request it passes through. */
+const ChatEnvelope = ChatRequestSchema.pick({ model: true, stream: true, stream_options: true, max_tokens: true, max_completion_tokens: true });
 
 /** Text of a message's content: a string, or text parts (anything else is refused). */
 function textOf(content: z.infer<typeof Content>, where: string): string {
@@ -58,7 +60,7 @@ function textOf(content: z.infer<typeof Content>, where: string): string {
 }
 
 /** The Chat request in neutral terms (system and developer messages become the instructions). */
-export function chatCall(r: ChatRequest): CompatCall {
+export function chatCall(r: ChatRequest): NeutralCall {
   if (r.n !== undefined && r.n !== null && r.n !== 1) throw invalid("n: only one choice (n = 1) is supported", "n");
   if (typeof r.tool_choice === "object") throw invalid('tool_choice: only "auto" and "none" are supported', "tool_choice");
   const instructions: string[] = [];
@@ -98,11 +100,9 @@ export function chatCall(r: ChatRequest): CompatCall {
       ? []
       : (r.tools ?? []).map((t) => ({ name: t.function.name, description: t.function.description ?? "", parameters: t.function.parameters ?? { type: "object", properties: {} } }));
   return {
-    modelId: r.model,
     instructions: instructions.join("\n\n"),
     items,
     tools,
-    maxOutputTokens: r.max_completion_tokens ?? r.max_tokens ?? undefined,
     reasoningEffort: chatEffort(r.reasoning_effort),
     thinkingBudgetTokens: undefined,
     sampling: samplingOf(r),
@@ -115,7 +115,7 @@ export function finishReason(stop: StopReason | undefined, toolCalls: number): "
 }
 
 /** Streams chunks as the provider events arrive; nothing is written before the first text or tool call. */
-class ChatStreamSink implements StreamSink {
+class ChatStreamSink implements TranslatedStream {
   private toolIndex = new Map<string, number>();
   private roleSent = false;
   constructor(
@@ -123,10 +123,6 @@ class ChatStreamSink implements StreamSink {
     private readonly base: { id: string; object: "chat.completion.chunk"; created: number; model: string },
     private readonly includeUsage: boolean,
   ) {}
-
-  get committed(): boolean {
-    return this.sse.started;
-  }
 
   get toolCalls(): number {
     return this.toolIndex.size;
@@ -162,41 +158,64 @@ class ChatStreamSink implements StreamSink {
     if (this.includeUsage) this.sse.send({ ...this.base, choices: [], usage: chatUsage(out.usage) });
     this.sse.send("[DONE]");
   }
+}
 
-  /** OpenAI's in-stream error: a data line holding the error body. */
-  fail(e: CompatError): void {
-    this.sse.send(openAIErrorBody(e));
-  }
+/**
+ * The vendor's chunks and completion as they came, renamed. The gateway always asks a
+ * passthrough stream for usage (the ledger needs it): a caller that did not gets neither the
+ * usage chunk nor the `usage` field.
+ */
+function chatRelay(id: string, model: string, includeUsage: boolean): Relay {
+  return {
+    event(ev) {
+      if (includeUsage) return { data: renamed(ev, id, model) };
+      if (Array.isArray(ev["choices"]) && ev["choices"].length === 0) return undefined;
+      const { usage: _usage, ...rest } = ev;
+      return { data: renamed(rest, id, model) };
+    },
+    end: "[DONE]",
+    response: (r) => renamed(r, id, model),
+  };
 }
 
 export const chatCompletions: Endpoint = {
   errorBody: openAIErrorBody,
   async serve(ctx) {
-    const r = parseBody(ChatRequestSchema, ctx.body);
-    const call = chatCall(r);
+    const env = parseBody(ChatEnvelope, ctx.body);
+    const neutral = translated(() => chatCall(parseBody(ChatRequestSchema, ctx.body)));
     const id = vendorId("chatcmpl-");
     const created = Math.floor(Date.now() / 1000);
-    if (!r.stream) {
-      const sink = new Collector();
-      const out = await runCall(ctx.deps, ctx.principal, id, call, sink, ctx.signal);
-      const toolCalls = sink.items.flatMap((i) => (i.kind === "tool_call" ? [{ id: i.call.id, type: "function", function: { name: i.call.name, arguments: i.call.argumentsJson } }] : []));
-      sendJson(ctx.res, 200, {
-        id,
-        object: "chat.completion",
-        created,
-        model: r.model,
-        choices: [{
-          index: 0,
-          message: { role: "assistant", content: sink.text || (toolCalls.length ? null : ""), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
-          logprobs: null,
-          finish_reason: finishReason(out.stopReason, toolCalls.length),
-        }],
-        usage: chatUsage(out.usage),
+    const includeUsage = env.stream_options?.include_usage === true;
+    const call = {
+      modelId: env.model, api: "openai-chat" as const, body: ctx.body as Record<string, unknown>, stream: env.stream === true,
+      outputCap: env.max_completion_tokens ?? env.max_tokens ?? undefined, neutral,
+    };
+    const relay = chatRelay(id, env.model, includeUsage);
+    if (!call.stream) {
+      await respondCall(ctx, id, call, relay, (sink, out) => {
+        const toolCalls = sink.items.flatMap((i) => (i.kind === "tool_call" ? [{ id: i.call.id, type: "function", function: { name: i.call.name, arguments: i.call.argumentsJson } }] : []));
+        return {
+          id,
+          object: "chat.completion",
+          created,
+          model: env.model,
+          choices: [{
+            index: 0,
+            message: { role: "assistant", content: sink.text || (toolCalls.length ? null : ""), refusal: null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+            logprobs: null,
+            finish_reason: finishReason(out.stopReason, toolCalls.length),
+          }],
+          usage: chatUsage(out.usage),
+        };
       });
       return;
     }
     const sse = new SseWriter(ctx.res);
-    await streamCall(ctx, id, call, sse, new ChatStreamSink(sse, { id, object: "chat.completion.chunk", created, model: r.model }, r.stream_options?.include_usage === true));
+    await streamCall(ctx, id, call, sse, {
+      translated: neutral instanceof CompatError ? undefined : new ChatStreamSink(sse, { id, object: "chat.completion.chunk", created, model: env.model }, includeUsage),
+      relay,
+      // OpenAI's in-stream error: a data line holding the error body.
+      streamError: (e) => ({ data: openAIErrorBody(e) }),
+    });
   },
 };
-

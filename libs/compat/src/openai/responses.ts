@@ -1,15 +1,16 @@
 /**
- * `POST /v1/responses` (OpenAI Responses): streaming and not, function tools, reasoning.
- * Stateless: `previous_response_id` is refused (the gateway keeps no response store); callers
- * send the whole conversation as `input` items.
+ * `POST /v1/responses` (OpenAI Responses): streaming and not, function tools, reasoning. A
+ * target that speaks Responses gets the caller's body and its answer is relayed; for any other
+ * the request becomes a neutral call. Stateless: `previous_response_id` is refused (the gateway
+ * keeps no response store, and the ids a caller sees are the gateway's); callers send the whole
+ * conversation as `input` items.
  */
 import { z } from "zod";
 import type { ChatItem, OutputItem, ProviderEvent, StopReason, ToolSpec, Usage } from "@byok/protocol";
-import { runCall, samplingOf, type CallResult, type CompatCall } from "../call.js";
-import { Collector } from "../collect.js";
-import { streamCall, vendorId, type Endpoint, type StreamSink } from "../endpoint.js";
-import type { CompatError } from "../errors.js";
-import { sendJson, SseWriter } from "../http.js";
+import { samplingOf, translated, type CallResult, type NeutralCall } from "../call.js";
+import { renamed, respondCall, streamCall, vendorId, type Endpoint, type Relay, type TranslatedStream } from "../endpoint.js";
+import { CompatError } from "../errors.js";
+import { SseWriter } from "../http.js";
 import { invalid, parseBody } from "../validate.js";
 import { chatEffort } from "./effort.js";
 import { openAIErrorBody } from "./errors.js";
@@ -50,6 +51,8 @@ export const ResponsesRequestSchema = z.looseObject({
   previous_response_id: z.string().nullish(),
 });
 type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;
+/** What the gateway itself reads of a request it passes through. */
+const ResponsesEnvelope = ResponsesRequestSchema.pick({ model: true, stream: true, max_output_tokens: true, previous_response_id: true });
 
 function partsText(content: string | z.infer<typeof Part>[] | undefined, where: string): string {
   if (content === undefined) return "";
@@ -63,8 +66,7 @@ function partsText(content: string | z.infer<typeof Part>[] | undefined, where: 
 }
 
 /** The Responses request in neutral terms; assistant messages, reasoning and function calls in a row form one assistant turn. */
-export function responsesCall(r: ResponsesRequest): CompatCall {
-  if (r.previous_response_id) throw invalid("previous_response_id: the gateway stores no responses; send the whole conversation in input", "previous_response_id");
+export function responsesCall(r: ResponsesRequest): NeutralCall {
   if (typeof r.tool_choice === "object") throw invalid('tool_choice: only "auto" and "none" are supported', "tool_choice");
   const instructions: string[] = r.instructions ? [r.instructions] : [];
   const items: ChatItem[] = [];
@@ -120,11 +122,9 @@ export function responsesCall(r: ResponsesRequest): CompatCall {
   const tools: ToolSpec[] =
     r.tool_choice === "none" ? [] : (r.tools ?? []).map((t) => ({ name: t.name, description: t.description ?? "", parameters: t.parameters ?? { type: "object", properties: {} } }));
   return {
-    modelId: r.model,
     instructions: instructions.join("\n\n"),
     items,
     tools,
-    maxOutputTokens: r.max_output_tokens ?? undefined,
     reasoningEffort: chatEffort(r.reasoning?.effort),
     thinkingBudgetTokens: undefined,
     sampling: samplingOf(r),
@@ -189,7 +189,7 @@ function responseObject(h: ResponseHead, state: { status: "in_progress" | "compl
 const statusOf = (stop: StopReason | undefined) => (stop === "max_tokens" ? "incomplete" : "completed");
 
 /** Streams Responses events (each with its sequence_number) as the provider events arrive. */
-class ResponsesStreamSink implements StreamSink {
+class ResponsesStreamSink implements TranslatedStream {
   private seq = 0;
   private started = false;
   private items = new Map<string, { index: number; item: OutputItem }>();
@@ -198,10 +198,6 @@ class ResponsesStreamSink implements StreamSink {
     private readonly sse: SseWriter,
     private readonly head: ResponseHead,
   ) {}
-
-  get committed(): boolean {
-    return this.sse.started;
-  }
 
   private send(type: string, body: Record<string, unknown>): void {
     if (!this.started) {
@@ -279,26 +275,54 @@ class ResponsesStreamSink implements StreamSink {
     this.send(status === "completed" ? "response.completed" : "response.incomplete", { response: responseObject(this.head, { status, output: this.done, usage: out.usage }) });
   }
 
-  /** The Responses in-stream error: an `error` event. */
-  fail(e: CompatError): void {
-    const body = openAIErrorBody(e).error;
-    this.emit("error", { code: body.code ?? body.type, message: body.message, param: body.param });
-  }
+}
+
+/** The Responses in-stream error: an `error` event. */
+function responsesStreamError(e: CompatError): { data: Record<string, unknown>; event: string } {
+  const body = openAIErrorBody(e).error;
+  return { data: { type: "error", code: body.code ?? body.type, message: body.message, param: body.param }, event: "error" };
+}
+
+/** The vendor's events and response as they came; every response object in them renamed. */
+function responsesRelay(id: string, model: string): Relay {
+  return {
+    event(ev) {
+      const type = String(ev["type"]);
+      const response = ev["response"];
+      if (typeof response !== "object" || response === null) return { data: ev, event: type };
+      return { data: { ...ev, response: renamed(response as Record<string, unknown>, id, model) }, event: type };
+    },
+    response: (r) => renamed(r, id, model),
+  };
 }
 
 export const responses: Endpoint = {
   errorBody: openAIErrorBody,
   async serve(ctx) {
-    const r = parseBody(ResponsesRequestSchema, ctx.body);
-    const call = responsesCall(r);
-    const head: ResponseHead = { id: vendorId("resp_"), created_at: Math.floor(Date.now() / 1000), model: r.model, r };
-    if (!r.stream) {
-      const sink = new Collector();
-      const out = await runCall(ctx.deps, ctx.principal, head.id, call, sink, ctx.signal);
-      sendJson(ctx.res, 200, responseObject(head, { status: statusOf(out.stopReason), output: sink.items.map((i) => outputItem(i, true)), usage: out.usage }));
+    const env = parseBody(ResponsesEnvelope, ctx.body);
+    if (env.previous_response_id) throw invalid("previous_response_id: the gateway stores no responses; send the whole conversation in input", "previous_response_id");
+    const parsed = translated(() => {
+      const r = parseBody(ResponsesRequestSchema, ctx.body);
+      return { r, neutral: responsesCall(r) };
+    });
+    const head = (r: ResponsesRequest): ResponseHead => ({ id, created_at: createdAt, model: env.model, r });
+    const id = vendorId("resp_");
+    const createdAt = Math.floor(Date.now() / 1000);
+    const call = {
+      modelId: env.model, api: "openai-responses" as const, body: ctx.body as Record<string, unknown>, stream: env.stream === true,
+      outputCap: env.max_output_tokens ?? undefined, neutral: parsed instanceof CompatError ? parsed : parsed.neutral,
+    };
+    const relay = responsesRelay(id, env.model);
+    if (!call.stream) {
+      await respondCall(ctx, id, call, relay, (sink, out) =>
+        responseObject(head((parsed as { r: ResponsesRequest }).r), { status: statusOf(out.stopReason), output: sink.items.map((i) => outputItem(i, true)), usage: out.usage }));
       return;
     }
     const sse = new SseWriter(ctx.res);
-    await streamCall(ctx, head.id, call, sse, new ResponsesStreamSink(sse, head));
+    await streamCall(ctx, id, call, sse, {
+      translated: parsed instanceof CompatError ? undefined : new ResponsesStreamSink(sse, head(parsed.r)),
+      relay,
+      streamError: responsesStreamError,
+    });
   },
 };

@@ -60,6 +60,24 @@ export interface ModelCallRequest {
   modelCallId: string;
   attempt: number;
   signal: AbortSignal;
+  /**
+   * A compatible endpoint's caller speaks the target's own API: send its body instead of one
+   * built from `instructions`, `items` and `tools` (docs/compat.md "Passthrough and translation").
+   */
+  passthrough?: VendorPassthrough;
+}
+
+/**
+ * The caller's request body in the target's API. The adapter rewrites only the route's fields
+ * (`model`, the output cap when the route's is lower, the route's `extraBody`, and on Chat
+ * Completions `stream_options.include_usage` so usage is exact); everything else goes as sent.
+ */
+export interface VendorPassthrough {
+  body: Record<string, unknown>;
+  /** Whether the caller asked for a stream; a non-streaming request is sent non-streaming. */
+  stream: boolean;
+  /** Each stream event, or the one response body, as the SDK parsed it (every field kept), before it is decoded. */
+  onVendorEvent(ev: Record<string, unknown>): void;
 }
 
 export interface ProviderAdapter {

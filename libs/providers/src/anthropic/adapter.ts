@@ -1,5 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
-import type { MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
+import type { Message, MessageCreateParamsNonStreaming, MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
@@ -7,12 +7,14 @@ import { cancelledError, configurationError, pumpVendorStream, truncatedStreamEr
 import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
 import { mapAnthropicError, refusalError } from "./errors.js";
+import { oneResponse, passthroughBody } from "../shared/passthrough.js";
 import { toAnthropicRequest } from "./request.js";
 
 /** The part of both SDK clients (Anthropic, AnthropicBedrock) a pass uses. */
 export interface MessagesClient {
   messages: {
     create(body: MessageCreateParamsStreaming, options?: { signal?: AbortSignal }): PromiseLike<AsyncIterable<RawMessageStreamEvent>>;
+    create(body: MessageCreateParamsNonStreaming, options?: { signal?: AbortSignal }): PromiseLike<Message>;
   };
 }
 
@@ -44,11 +46,20 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
   };
   const ctx = (): FailureContext => ({ provider: setup.provider, signal: req.signal, secrets: setup.secrets, partialUsage: started ? usageSoFar() : undefined });
 
-  let body = toAnthropicRequest(req, opts);
+  const pt = req.passthrough;
+  // A passthrough body is the caller's, in this API: the SDK sends it as it is.
+  let body = pt ? (passthroughBody(pt, req.target, opts, { fields: ["max_tokens"], defaultField: "max_tokens" }) as unknown as MessageCreateParamsStreaming) : toAnthropicRequest(req, opts);
   if (setup.body) body = setup.body(body);
+  const open = (): PromiseLike<AsyncIterable<RawMessageStreamEvent>> =>
+    pt && !pt.stream
+      ? oneResponse(pt, () => setup.client.messages.create(body as unknown as MessageCreateParamsNonStreaming, { signal: req.signal }), messageAsEvents)
+      : setup.client.messages.create(body, { signal: req.signal });
   yield* pumpVendorStream({
-    open: () => setup.client.messages.create(body, { signal: req.signal }),
-    decode: (ev) => decoder.push(ev),
+    open,
+    decode: (ev) => {
+      if (pt?.stream) pt.onVendorEvent(ev as unknown as Record<string, unknown>);
+      return decoder.push(ev);
+    },
     mapError: (err) => mapAnthropicError(err, ctx()),
     signal: req.signal,
     cancelled: () => cancelledError(ctx()),
@@ -62,6 +73,14 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
     type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
     ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
   };
+}
+
+/** A non-streaming message as the stream events that carry it: start, each block, the stop reason and usage, stop. */
+function messageAsEvents(m: Message): RawMessageStreamEvent[] {
+  const events: unknown[] = [{ type: "message_start", message: { ...m, content: [], stop_reason: null, stop_sequence: null } }];
+  m.content.forEach((block, index) => events.push({ type: "content_block_start", index, content_block: block }, { type: "content_block_stop", index }));
+  events.push({ type: "message_delta", delta: { stop_reason: m.stop_reason, stop_sequence: m.stop_sequence }, usage: m.usage }, { type: "message_stop" });
+  return events as RawMessageStreamEvent[];
 }
 
 function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): Anthropic {

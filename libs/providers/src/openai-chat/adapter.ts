@@ -1,5 +1,5 @@
 import OpenAI from "openai";
-import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderKind } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
@@ -7,7 +7,8 @@ import { cancelledError, configurationError, pumpVendorStream, truncatedStreamEr
 import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
 import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
-import { toChatRequest } from "./request.js";
+import { oneResponse } from "../shared/passthrough.js";
+import { chatPassthroughBody, toChatRequest } from "./request.js";
 import { normalizeChatUsage } from "./usage.js";
 
 const OPENAI_BASE_URL = "https://api.openai.com/v1";
@@ -58,12 +59,21 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
     partialUsage: started ? usageSoFar() : undefined,
   });
 
-  let body = toChatRequest(req, opts);
+  const pt = req.passthrough;
+  // A passthrough body is the caller's, in this API: the SDK sends it as it is.
+  let body = pt ? (chatPassthroughBody(req, pt, opts) as unknown as ChatCompletionCreateParamsStreaming) : toChatRequest(req, opts);
   if (setup.body) body = setup.body(body);
+  const open = (): PromiseLike<AsyncIterable<ChatCompletionChunk>> =>
+    pt && !pt.stream
+      ? oneResponse(pt, () => setup.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: req.signal }), (c) => [completionAsChunk(c)])
+      : setup.client.chat.completions.create(body, { signal: req.signal });
 
   yield* pumpVendorStream({
-    open: () => setup.client.chat.completions.create(body, { signal: req.signal }),
-    decode: (ev) => decoder.push(ev),
+    open,
+    decode: (ev) => {
+      if (pt?.stream) pt.onVendorEvent(ev as unknown as Record<string, unknown>);
+      return decoder.push(ev);
+    },
     mapError: (err) => mapChatError(err, ctx()),
     signal: req.signal,
     cancelled: () => cancelledError(ctx()),
@@ -77,6 +87,26 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
   yield {
     type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
     ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
+  };
+}
+
+/** A non-streaming completion as the one chunk that carries all of it (its message as the delta). */
+function completionAsChunk(c: ChatCompletion): ChatCompletionChunk {
+  return {
+    id: c.id,
+    object: "chat.completion.chunk",
+    created: c.created,
+    model: c.model,
+    usage: c.usage ?? null,
+    choices: c.choices.map((ch) => ({
+      index: ch.index,
+      finish_reason: ch.finish_reason,
+      logprobs: null,
+      delta: {
+        ...(ch.message as unknown as ChatCompletionChunk.Choice.Delta),
+        tool_calls: (ch.message.tool_calls ?? []).flatMap((t, index) => (t.type === "function" ? [{ index, id: t.id, type: "function" as const, function: t.function }] : [])),
+      },
+    })),
   };
 }
 

@@ -3,9 +3,10 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from "openai/resources/chat/completions";
-import type { ModelCallRequest, ReasoningEffort } from "@byok/protocol";
+import type { ModelCallRequest, ReasoningEffort, VendorPassthrough } from "@byok/protocol";
 import type { AdapterOptions } from "../shared/options.js";
 import { answeredItems } from "../shared/answered.js";
+import { passthroughBody } from "../shared/passthrough.js";
 
 /** OpenAI's own effort names; `disabled` becomes `none` (GPT-5.x), `max` passes through (SDK v7 knows it). */
 export function chatReasoningEffort(e: ReasoningEffort): "none" | "low" | "medium" | "high" | "xhigh" | "max" {
@@ -77,9 +78,24 @@ export function toChatRequest(req: ModelCallRequest, opts: AdapterOptions): Chat
   };
   const effort = req.reasoningEffort ?? req.target.reasoningEffort;
   if (effort && opts.sendReasoningEffort) body.reasoning_effort = chatReasoningEffort(effort);
-  if (req.target.maxOutputTokens) {
-    const param = opts.maxTokensParam ?? (isOpenAIHost(req.target.baseUrl) ? "max_completion_tokens" : "max_tokens");
-    body[param] = req.target.maxOutputTokens;
-  }
+  if (req.target.maxOutputTokens) body[capParam(req, opts)] = req.target.maxOutputTokens;
   return { ...body, ...opts.extraBody } as ChatCompletionCreateParamsStreaming;
+}
+
+function capParam(req: ModelCallRequest, opts: AdapterOptions): "max_tokens" | "max_completion_tokens" {
+  return opts.maxTokensParam ?? (isOpenAIHost(req.target.baseUrl) ? "max_completion_tokens" : "max_tokens");
+}
+
+/**
+ * The caller's own Chat Completions body (passthrough): streamed bodies always ask for
+ * `stream_options.include_usage`, so the ledger gets the exact usage (the compatible endpoint
+ * drops the usage chunk again when the caller did not ask for it).
+ */
+export function chatPassthroughBody(req: ModelCallRequest, p: VendorPassthrough, opts: AdapterOptions): Record<string, unknown> {
+  const body = passthroughBody(p, req.target, opts, { fields: ["max_tokens", "max_completion_tokens"], defaultField: capParam(req, opts) });
+  if (p.stream) {
+    const so = body["stream_options"];
+    body["stream_options"] = { ...(typeof so === "object" && so !== null ? so : {}), include_usage: true };
+  }
+  return body;
 }

@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import type { Response, ResponseCreateParamsNonStreaming, ResponseCreateParamsStreaming, ResponseStreamEvent } from "openai/resources/responses/responses";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
@@ -7,6 +8,7 @@ import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { chatProviderName } from "../openai-chat/errors.js";
 import { ResponsesStreamDecoder } from "./decoder.js";
 import { failedResponseError, incompleteContentFilterError, mapResponsesError } from "./errors.js";
+import { oneResponse, passthroughBody } from "../shared/passthrough.js";
 import { toResponsesRequest } from "./request.js";
 import { normalizeResponsesUsage } from "./usage.js";
 
@@ -41,9 +43,20 @@ export async function* streamResponsesPass(
   const usageSoFar = () => (decoder.rawUsage ? normalizeResponsesUsage(decoder.rawUsage) : estimateUsage(inputTokens(), meter, req.target.model));
   const ctx = (): FailureContext => ({ provider, signal: req.signal, secrets, partialUsage: started ? usageSoFar() : undefined });
 
+  const pt = req.passthrough;
+  // A passthrough body is the caller's, in this API: the SDK sends it as it is.
+  const body = pt ? passthroughBody(pt, req.target, opts, { fields: ["max_output_tokens"], defaultField: "max_output_tokens" }) : toResponsesRequest(req, opts);
+  const open = (): PromiseLike<AsyncIterable<ResponseStreamEvent>> =>
+    pt && !pt.stream
+      ? oneResponse(pt, () => client.responses.create(body as unknown as ResponseCreateParamsNonStreaming, { signal: req.signal }), responseAsEvents)
+      : client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal: req.signal });
+
   yield* pumpVendorStream({
-    open: () => client.responses.create(toResponsesRequest(req, opts), { signal: req.signal }),
-    decode: (ev) => decoder.push(ev),
+    open,
+    decode: (ev) => {
+      if (pt?.stream) pt.onVendorEvent(ev as unknown as Record<string, unknown>);
+      return decoder.push(ev);
+    },
     mapError: (err) => mapResponsesError(err, ctx()),
     signal: req.signal,
     cancelled: () => cancelledError(ctx()),
@@ -59,6 +72,14 @@ export async function* streamResponsesPass(
     type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
     ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
   };
+}
+
+/** A non-streaming response as the stream events that carry it: each output item done, then its terminal event. */
+function responseAsEvents(r: Response): ResponseStreamEvent[] {
+  const terminal = r.status === "incomplete" ? "response.incomplete" : r.status === "failed" ? "response.failed" : "response.completed";
+  const events: unknown[] = r.output.map((item, output_index) => ({ type: "response.output_item.done", output_index, item, sequence_number: output_index }));
+  events.push({ type: terminal, response: r, sequence_number: r.output.length });
+  return events as ResponseStreamEvent[];
 }
 
 /** OpenAI Responses API (`target.baseUrl` for a compatible Responses endpoint). */

@@ -4,7 +4,8 @@
  *
  * - a tool call without its result (and a result without its call), the most common way an
  *   agent conversation dies after an interrupted tool run;
- * - a prompt larger than the model's context window.
+ * - a prompt larger than the model's context window;
+ * - an empty `messages` array (Chat Completions and Messages).
  *
  * The messages are the vendors' own wording as they return it (OpenAI Chat Completions and
  * Azure OpenAI, OpenAI Responses, Anthropic Messages, and Bedrock, which wraps the Anthropic
@@ -125,6 +126,9 @@ export function vendorRejection(api: SimApi, request: SimRequest, contextWindow:
   const tooLong = tokens > contextWindow;
   switch (api) {
     case "openai-chat":
+      if (Array.isArray(body["messages"]) && body["messages"].length === 0) {
+        return openAIError("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", "messages", "empty_array");
+      }
       if (tooLong) {
         return openAIError(
           `This model's maximum context length is ${contextWindow} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
@@ -137,6 +141,7 @@ export function vendorRejection(api: SimApi, request: SimRequest, contextWindow:
       if (tooLong) return openAIError("Your input exceeds the context window of this model. Please adjust your input and try again.", "input", "context_length_exceeded");
       return responsesToolOrder(body);
     case "anthropic-messages": {
+      if (Array.isArray(body["messages"]) && body["messages"].length === 0) return anthropicError("messages: at least one message is required");
       if (tooLong) return anthropicError(`prompt is too long: ${tokens} tokens > ${contextWindow} maximum`);
       const m = anthropicToolOrderMessage(body);
       return m === undefined ? undefined : anthropicError(m);
