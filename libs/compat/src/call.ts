@@ -3,7 +3,8 @@
  * tenant's route table gives the targets in failover order, every attempt is admitted and
  * settled by the run meter (rate limit per request, budget reservation per attempt, one ledger
  * row per attempt with exact usage and cost), the provider retry policy decides retries, and
- * failover or retry happens only while nothing has reached the caller.
+ * failover or retry happens only while nothing has reached the caller. A target that speaks the
+ * request's API gets the caller's own body (passthrough); any other the translated call.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
