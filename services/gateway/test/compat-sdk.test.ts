@@ -163,9 +163,25 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     expect((await ledger(final.id))[0]).toMatchObject({ provider: "openai-chat", inputTokens: 9, outputTokens: 3 });
   });
 
-  it("count_tokens answers the gateway's estimate for a routed model", async () => {
-    const r = await anthropic().messages.countTokens({ model: "claude-model", messages: [{ role: "user", content: "x".repeat(400) }] });
-    expect(r.input_tokens).toBe(100);
+  it("count_tokens asks an Anthropic route's vendor, and counts with the family's tokenizer for an OpenAI route", async () => {
+    const sent = { system: "Be brief.", messages: [{ role: "user" as const, content: "x".repeat(400) }], tools: [{ name: "search", input_schema: { type: "object" as const, properties: {} } }] };
+    const r = await anthropic().messages.countTokens({ model: "claude-model", ...sent });
+    const counted = h.sim.requests.at(-1)!;
+    expect(counted.api).toBe("anthropic-count-tokens");
+    expect(counted.body).toEqual({ ...sent, model: "claude-sonnet-4-5" });
+    expect(counted.headers["x-api-key"]).toBe(SIM_KEY);
+    // The simulator's own count (a quarter of the body it received), not the gateway's estimate.
+    expect(r.input_tokens).toBe(Math.ceil(counted.rawBody.length / 4));
+
+    // gpt-5 counts with o200k_base: 10 tokens, where four characters per token would make it 15.
+    const before = h.sim.requests.length;
+    const text = "Tokenizers count words, not characters: internationalization";
+    const o = await anthropic().messages.countTokens({ model: "responses-model", messages: [{ role: "user", content: text }] });
+    expect(o.input_tokens).toBe(10);
+    expect(h.sim.requests.length).toBe(before);
+
+    const missing = await anthropic().messages.countTokens({ model: "claude-model", messages: [] }).catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(Anthropic.BadRequestError);
   });
 
   it("fails over to the next target before the first byte: one ledger row per attempt", async () => {

@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 import { estimateTokens, requestText } from "@byok/providers";
-import type { ChatItem, OutputItem, ProviderEvent, ReasoningEffort, ReasoningPart, StopReason, ToolSpec, Usage } from "@byok/protocol";
-import { samplingOf, translated, type CallResult, type NeutralCall } from "../call.js";
+import { ProviderError, runErrorFromProvider, type ChatItem, type OutputItem, type ProviderEvent, type ReasoningEffort, type ReasoningPart, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
+import { samplingOf, speaks, translated, type CallResult, type NeutralCall } from "../call.js";
 import { renamed, respondCall, streamCall, vendorId, type Endpoint, type Relay, type TranslatedStream } from "../endpoint.js";
 import { CompatError, compatErrorFromRun } from "../errors.js";
 import { sendJson, SseWriter } from "../http.js";
@@ -285,17 +285,31 @@ export const messages: Endpoint = {
 };
 
 /**
- * `POST /v1/messages/count_tokens`: the model must have a route for the tenant; the count is
- * the gateway's one token estimator over instructions, messages and tool schemas for the
- * route's first target (docs/actions.md "Token estimates"), the same one budget reservations use.
+ * `POST /v1/messages/count_tokens`: the model must have a route for the tenant, whose first
+ * target decides the count (docs/compat.md "Token counting"). An Anthropic target is asked
+ * itself (its counting API, through the SDK, with the caller's body); any other gets the
+ * gateway's one token estimator over the translated request (the family's tokenizer for OpenAI
+ * models, about four characters per token otherwise), the one budget reservations use.
  */
 export const countTokens: Endpoint = {
   errorBody: anthropicErrorBody,
   async serve(ctx) {
-    const r = parseBody(CountTokensSchema, ctx.body);
-    const call = messagesCall(r);
-    const resolution = await ctx.deps.resolveTargets(r.model, ctx.principal.tenantId);
-    if (!resolution.ok) throw compatErrorFromRun(resolution.error, r.model);
-    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), resolution.targets[0]?.model ?? r.model) });
+    const env = parseBody(CountTokensSchema.pick({ model: true, messages: true }), ctx.body);
+    const resolution = await ctx.deps.resolveTargets(env.model, ctx.principal.tenantId);
+    if (!resolution.ok) throw compatErrorFromRun(resolution.error, env.model);
+    const target = resolution.targets[0]!;
+    const adapter = ctx.deps.adapterFor(target.kind);
+    if (speaks(target.kind, "anthropic-messages") && adapter.countTokens) {
+      try {
+        const inputTokens = await adapter.countTokens({ target, body: ctx.body as Record<string, unknown>, signal: ctx.signal });
+        sendJson(ctx.res, 200, { input_tokens: inputTokens });
+      } catch (err) {
+        if (!(err instanceof ProviderError)) throw err;
+        throw compatErrorFromRun(runErrorFromProvider(err, target.credentialsSource), env.model);
+      }
+      return;
+    }
+    const call = messagesCall(parseBody(CountTokensSchema, ctx.body));
+    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), target.model) });
   },
 };

@@ -1,4 +1,4 @@
-export type { ProviderKind, CredentialsSource, ReasoningEffort, ProviderTarget, ModelCallRequest, ProviderAdapter, VendorPassthrough } from "./provider.js";
+export type { ProviderKind, CredentialsSource, ReasoningEffort, ProviderTarget, ModelCallRequest, ProviderAdapter, TokenCountRequest, VendorPassthrough } from "./provider.js";
 export type { ToolSpec, ReasoningPart, ToolCallPart, ChatItem } from "./conversation.js";
 export type { Usage, OutputItem, ProviderEvent, StopReason } from "./events.js";
 export { ProviderError, type ProviderErrorKind } from "./provider-error.js";

@@ -84,4 +84,15 @@ export interface ProviderAdapter {
   readonly kind: ProviderKind;
   /** One provider pass. Yields events; throws ProviderError. */
   stream(req: ModelCallRequest): AsyncIterable<ProviderEvent>;
+  /**
+   * The vendor's own input token count of a request body in the adapter's API (the caller's
+   * body, `model` rewritten to the target's), where the vendor has a counting API. Throws ProviderError.
+   */
+  countTokens?(req: TokenCountRequest): Promise<number>;
+}
+
+export interface TokenCountRequest {
+  target: ProviderTarget;
+  body: Record<string, unknown>;
+  signal: AbortSignal;
 }

@@ -1,6 +1,8 @@
 import Anthropic from "@anthropic-ai/sdk";
-import type { Message, MessageCreateParamsNonStreaming, MessageCreateParamsStreaming, RawMessageStreamEvent } from "@anthropic-ai/sdk/resources/messages";
-import type { ModelCallRequest, ProviderAdapter, ProviderEvent } from "@byok/protocol";
+import type {
+  Message, MessageCountTokensParams, MessageCreateParamsNonStreaming, MessageCreateParamsStreaming, RawMessageStreamEvent,
+} from "@anthropic-ai/sdk/resources/messages";
+import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderTarget, TokenCountRequest } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
 import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
@@ -83,12 +85,12 @@ function messageAsEvents(m: Message): RawMessageStreamEvent[] {
   return events as RawMessageStreamEvent[];
 }
 
-function anthropicClient(req: ModelCallRequest, opts: AdapterOptions, deps: ProviderAdapterDeps): Anthropic {
+function anthropicClient(target: ProviderTarget, opts: AdapterOptions, deps: ProviderAdapterDeps): Anthropic {
   // Key and base URL passed explicitly: the SDK would otherwise read ANTHROPIC_* from the environment.
   return new Anthropic({
-    apiKey: req.target.apiKey ?? "no-key",
-    baseURL: req.target.baseUrl ?? "https://api.anthropic.com",
-    ...sdkTransportOptions(opts, deps, req.target),
+    apiKey: target.apiKey ?? "no-key",
+    baseURL: target.baseUrl ?? "https://api.anthropic.com",
+    ...sdkTransportOptions(opts, deps, target),
   });
 }
 
@@ -111,11 +113,28 @@ export function createAnthropicAdapter(deps: ProviderAdapterDeps = {}): Provider
       const provider = anthropicProviderName(req.target.baseUrl);
       let client: Anthropic;
       try {
-        client = anthropicClient(req, opts, deps);
+        client = anthropicClient(req.target, opts, deps);
       } catch (err) {
         throw configurationError(provider, err, [req.target.apiKey]);
       }
       yield* streamMessagesPass(req, { client: client as unknown as MessagesClient, provider, secrets: [req.target.apiKey] }, opts);
+    },
+    /** Anthropic's token counting API (`POST /v1/messages/count_tokens`), free and not metered. */
+    async countTokens(req: TokenCountRequest): Promise<number> {
+      const opts = parseAdapterOptions(req.target.options);
+      const ctx: FailureContext = { provider: anthropicProviderName(req.target.baseUrl), signal: req.signal, secrets: [req.target.apiKey] };
+      let client: Anthropic;
+      try {
+        client = anthropicClient(req.target, opts, deps);
+      } catch (err) {
+        throw configurationError(ctx.provider, err, ctx.secrets);
+      }
+      const body = { ...req.body, model: req.target.model } as unknown as MessageCountTokensParams;
+      try {
+        return (await client.messages.countTokens(body, { signal: req.signal })).input_tokens;
+      } catch (err) {
+        throw mapAnthropicError(err, ctx);
+      }
     },
   };
 }

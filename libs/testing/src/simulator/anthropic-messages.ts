@@ -16,6 +16,7 @@
 import type { ApiRenderer, Frame, RenderContext } from "./renderer.js";
 import { sseEvent } from "./renderer.js";
 import { defaultUsage, joinDeltas, splitDeltas, type SimScript, type SimUsage } from "./script.js";
+import { simTokens } from "./validate.js";
 
 function usageParts(script: SimScript, ctx: RenderContext): { start: Record<string, unknown>; final: Record<string, unknown> } {
   if (script.rawUsage) return { start: script.rawUsage, final: script.rawUsage };
@@ -122,5 +123,23 @@ export const anthropicMessagesRenderer: ApiRenderer = {
   streamErrorFrame: (err) => sseEvent("error", { type: "error", error: { type: err.code, message: err.message } }),
   malformedFrame: () => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated\n\n`,
   jsonResponse: anthropicMessage,
+  errorBody: (status) => anthropicErrorBody(status),
+};
+
+/**
+ * `POST /v1/messages/count_tokens` (https://docs.anthropic.com/en/api/messages-count-tokens):
+ * `{"input_tokens": n}` with the simulator's count of the request (validate.ts `simTokens`,
+ * about four characters of the body per token), so a test can tell the vendor's count from
+ * the gateway's own estimate. A queued script's `httpError` answers instead.
+ */
+export const anthropicCountTokensRenderer: ApiRenderer = {
+  api: "anthropic-count-tokens",
+  streamContentType: "application/json",
+  matches: (method, pathname) => method === "POST" && pathname.endsWith("/v1/messages/count_tokens"),
+  isStreaming: () => false,
+  streamFrames: () => [],
+  streamErrorFrame: (err) => JSON.stringify({ type: "error", error: { type: err.code, message: err.message } }),
+  malformedFrame: () => "{",
+  jsonResponse: (_script, ctx) => ({ input_tokens: simTokens(ctx.request) }),
   errorBody: (status) => anthropicErrorBody(status),
 };

@@ -4,7 +4,7 @@ import type { SimScript, SimStreamError } from "./script.js";
 /** One unit the simulator writes (an SSE event or a binary event-stream message). Fault indexes count these. */
 export type Frame = string | Uint8Array;
 
-export type SimApi = "openai-chat" | "openai-responses" | "anthropic-messages" | "bedrock-anthropic";
+export type SimApi = "openai-chat" | "openai-responses" | "anthropic-messages" | "anthropic-count-tokens" | "bedrock-anthropic";
 
 export interface RenderContext {
   request: SimRequest;

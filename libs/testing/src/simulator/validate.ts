@@ -140,6 +140,8 @@ export function vendorRejection(api: SimApi, request: SimRequest, contextWindow:
     case "openai-responses":
       if (tooLong) return openAIError("Your input exceeds the context window of this model. Please adjust your input and try again.", "input", "context_length_exceeded");
       return responsesToolOrder(body);
+    case "anthropic-count-tokens":
+      return Array.isArray(body["messages"]) && body["messages"].length === 0 ? anthropicError("messages: at least one message is required") : undefined;
     case "anthropic-messages": {
       if (Array.isArray(body["messages"]) && body["messages"].length === 0) return anthropicError("messages: at least one message is required");
       if (tooLong) return anthropicError(`prompt is too long: ${tokens} tokens > ${contextWindow} maximum`);
