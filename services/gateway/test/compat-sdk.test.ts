@@ -169,7 +169,7 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     const counted = h.sim.requests.at(-1)!;
     expect(counted.api).toBe("anthropic-count-tokens");
     expect(counted.body).toEqual({ ...sent, model: "claude-sonnet-4-5" });
-    expect(counted.headers["x-api-key"]).toBe(SIM_KEY);
+    expect(counted.headers["authorization"]).toBe(`Bearer ${SIM_KEY}`);
     // The simulator's own count (a quarter of the body it received), not the gateway's estimate.
     expect(r.input_tokens).toBe(Math.ceil(counted.rawBody.length / 4));
 

@@ -58,9 +58,9 @@ describe("simulator: Anthropic Messages", () => {
   it("reports errors inside the stream and HTTP errors", async () => {
     sim.enqueue({ text: "a b", streamError: { afterChunks: 3, code: "overloaded_error", message: "Overloaded" } }, { httpError: { status: 529 } });
     const client = new Anthropic({ apiKey: "k", baseURL: sim.url, maxRetries: 0, logLevel: "off" });
-    const s = await client.messages.create({ model: "m", max_tokens: 10, messages: [], stream: true });
+    const s = await client.messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(s)).rejects.toMatchObject({ type: "overloaded_error" });
-    await expect(client.messages.create({ model: "m", max_tokens: 10, messages: [], stream: true })).rejects.toMatchObject({ status: 529 });
+    await expect(client.messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true })).rejects.toMatchObject({ status: 529 });
   });
 });
 
@@ -93,9 +93,9 @@ describe("simulator: Bedrock (Anthropic models)", () => {
 
   it("turns exception frames and malformed chunks into SDK errors", async () => {
     sim.enqueue({ text: "a b", streamError: { afterChunks: 2, code: "throttlingException", message: "Too many requests" } }, { text: "a b c", malformedAt: 3 });
-    const s1 = await client().messages.create({ model: "m", max_tokens: 10, messages: [], stream: true });
+    const s1 = await client().messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(s1)).rejects.toMatchObject({ type: "throttlingException" });
-    const s2 = await client().messages.create({ model: "m", max_tokens: 10, messages: [], stream: true });
+    const s2 = await client().messages.create({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(s2)).rejects.toThrow(/Could not parse/);
   });
 });

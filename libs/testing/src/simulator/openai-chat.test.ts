@@ -62,17 +62,17 @@ describe("simulator: OpenAI Chat Completions", () => {
 
   it("omits the usage chunk unless include_usage is requested, and when the script says null", async () => {
     sim.enqueue({ text: "a" }, { text: "b", usage: null });
-    const a = await collect(await client.chat.completions.create({ model: "m", messages: [], stream: true }));
+    const a = await collect(await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }));
     expect(a.every((c) => c.usage === undefined)).toBe(true);
     const b = await collect(
-      await client.chat.completions.create({ model: "m", messages: [], stream: true, stream_options: { include_usage: true } }),
+      await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }),
     );
     expect(b.some((c) => c.usage)).toBe(false);
   });
 
   it("answers HTTP errors with the vendor's body and headers", async () => {
     sim.enqueue({ httpError: { status: 429, headers: { "retry-after": "2" } } });
-    const err = await client.chat.completions.create({ model: "m", messages: [], stream: true }).then(
+    const err = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -84,19 +84,19 @@ describe("simulator: OpenAI Chat Completions", () => {
 
   it("reports an in-stream error as an APIError", async () => {
     sim.enqueue({ text: "partial answer", streamError: { afterChunks: 2, code: "server_error", message: "boom" } });
-    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(stream)).rejects.toBeInstanceOf(OpenAI.APIError);
   });
 
   it("sends a malformed frame the SDK rejects", async () => {
     sim.enqueue({ text: "one two three", malformedAt: 2 });
-    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(stream)).rejects.toThrow(/malformed/);
   });
 
   it("cuts the connection mid-stream", async () => {
     sim.enqueue({ text: "one two three four", disconnectAfterChunks: 2 });
-    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true });
+    const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true });
     await expect(collect(stream)).rejects.toThrow();
     expect((await sim.waitForEnd(0)).outcome).toBe("server_disconnected");
   });
@@ -104,7 +104,7 @@ describe("simulator: OpenAI Chat Completions", () => {
   it("sees the client disconnect when the caller aborts a stalled stream", async () => {
     sim.enqueue({ text: "one two three", stallAfterChunks: 2 });
     const ac = new AbortController();
-    const stream = await client.chat.completions.create({ model: "m", messages: [], stream: true }, { signal: ac.signal });
+    const stream = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], stream: true }, { signal: ac.signal });
     const seen: ChatCompletionChunk[] = [];
     for await (const c of stream) {
       seen.push(c);
@@ -116,13 +116,13 @@ describe("simulator: OpenAI Chat Completions", () => {
 
   it("delays the first byte and answers scripts from a function of the request", async () => {
     sim.enqueue((req) => ({ text: `echo ${String(req.body?.["model"])}`, firstByteDelayMs: 20 }));
-    const chunks = await collect(await client.chat.completions.create({ model: "mirror", messages: [], stream: true }));
+    const chunks = await collect(await client.chat.completions.create({ model: "mirror", messages: [{ role: "user", content: "hi" }], stream: true }));
     expect(chunks.map((c) => c.choices[0]?.delta.content ?? "").join("")).toBe("echo mirror");
   });
 
   it("answers non-streamed requests with a chat.completion", async () => {
     sim.enqueue({ text: "whole", toolCalls: [{ name: "f", arguments: "{}" }] });
-    const done = await client.chat.completions.create({ model: "m", messages: [] });
+    const done = await client.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }] });
     expect(done.choices[0]?.message.content).toBe("whole");
     expect(done.choices[0]?.finish_reason).toBe("tool_calls");
   });

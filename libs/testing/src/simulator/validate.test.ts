@@ -123,3 +123,24 @@ describe("context window", () => {
     expect(JSON.parse(bedrock.text)).toEqual({ message: "The model returned the following errors: Input is too long for requested model." });
   });
 });
+
+describe("empty conversations and token counting", () => {
+  it("Chat Completions and Messages refuse an empty messages array with the vendors' errors", async () => {
+    const chat = await post("/v1/chat/completions", { model: "gpt-4o", messages: [] });
+    expect(chat.status).toBe(400);
+    expect(JSON.parse(chat.text)).toEqual({ error: { message: expect.stringMatching(/^Invalid 'messages': empty array/), type: "invalid_request_error", param: "messages", code: "empty_array" } });
+    for (const path of ["/v1/messages", "/v1/messages/count_tokens"]) {
+      const r = await post(path, { model: "claude-sonnet-4-5", max_tokens: 10, messages: [] });
+      expect(r.status).toBe(400);
+      expect(JSON.parse(r.text)).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: "messages: at least one message is required" } });
+    }
+  });
+
+  it("count_tokens answers a quarter of the body's length, recorded as its own API", async () => {
+    const body = { model: "claude-sonnet-4-5", messages: [{ role: "user", content: "x".repeat(100) }] };
+    const r = await post("/v1/messages/count_tokens", body);
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.text)).toEqual({ input_tokens: Math.ceil(JSON.stringify(body).length / 4) });
+    expect(sim.requests.at(-1)!.api).toBe("anthropic-count-tokens");
+  });
+});
