@@ -1,5 +1,5 @@
-// Fault tests with real processes: kill -9 of a worker mid-stream (also for runs whose content
-// must stay out of Postgres: ghost mode, retention `metadata`), graceful SIGTERM, and a stalled
+// Fault tests with real processes: kill -9 of a worker mid-stream (its budget lease settled by
+// the new owner; also for runs whose content must stay out of Postgres: ghost mode, retention `metadata`), graceful SIGTERM, and a stalled
 // (SIGSTOP) worker that resumes after the takeover and is fenced.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -74,6 +74,18 @@ describe("worker faults (real processes)", () => {
     expect(got.at(-1)).toBe("turnEnded");
     // What the client received is exactly the output stream, in order.
     expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
+    // The dead worker's budget lease (in its run snapshot) was settled by the worker that took
+    // over, once: no lease is left and the tenant's counter equals its ledger rows.
+    const counter = `${c.keyPrefix}:budget:{default}:${new Date().toISOString().slice(0, 7)}:tenant`;
+    await waitFor(async () => (await c.redis.zcard(`${counter}:leases`)) === 0, 20_000, "no live budget lease");
+    const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema: c.schema });
+    try {
+      const ledger = await store.ledger.monthTotals("default", new Date(), undefined);
+      expect(ledger.tokens).toBeGreaterThan(0);
+      expect(Number(await c.redis.hget(counter, "tokens"))).toBe(ledger.tokens);
+    } finally {
+      await store.close();
+    }
     // Replace the killed worker for the next tests.
     c.workers = [...c.workers.filter((w) => w !== killed), await c.spawn("worker")];
   });
