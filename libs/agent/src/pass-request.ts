@@ -1,4 +1,4 @@
-import { estimateTokens } from "@byok/providers";
+import { estimateInputTokens } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, toolContextOf, toolsFor, type RunState, type ChatItem, type ToolSpec } from "@byok/protocol";
 import type { HistoryEntry } from "@byok/store";
 import { chatItemsFromHistory } from "./history.js";
@@ -36,11 +36,6 @@ export interface PassOptions {
   nowMs: number;
 }
 
-/** The one way a pass's input is counted: instructions, conversation and tool schemas. */
-function passTokens(instructions: string, items: readonly ChatItem[], tools: readonly ToolSpec[], model: string): number {
-  return estimateTokens(`${instructions}\n${JSON.stringify(items)}\n${JSON.stringify(tools)}`, model);
-}
-
 /**
  * Builds the next pass: a summary pass (summarize action or compaction in progress: summary
  * instructions, no tools), or the run's pass with the tools of its mode. Pure.
@@ -57,11 +52,11 @@ export function passRequest(state: RunState, history: readonly HistoryEntry[], o
     const prompt: ChatItem = { role: "user", text: SUMMARIZE_PROMPT + guidance };
     const older = newestThatFit(items, SUMMARY_INPUT_SHARE * window, opts.model);
     const all = [...older, prompt];
-    return { kind: "call", instructions: SUMMARIZE_INSTRUCTIONS, items: all, tools: [], inputTokens: passTokens(SUMMARIZE_INSTRUCTIONS, all, [], opts.model) };
+    return { kind: "call", instructions: SUMMARIZE_INSTRUCTIONS, items: all, tools: [], inputTokens: estimateInputTokens({ instructions: SUMMARIZE_INSTRUCTIONS, items: all, tools: [] }, opts.model) };
   }
   const tools = toolsFor(toolContextOf(state, opts.nowMs));
   const instructions = run.customSystemPrompt || opts.defaultInstructions || DEFAULT_INSTRUCTIONS;
-  const inputTokens = passTokens(instructions, items, tools, opts.model);
+  const inputTokens = estimateInputTokens({ instructions, items, tools }, opts.model);
   if (opts.attempt === 1 && !state.compactedInTurn) {
     // Near the context window: compact the history before the current turn first (once a turn).
     const lastUser = history.findLast((e) => e.kind === "user" && !e.interrupted);
@@ -84,7 +79,7 @@ export function overflowCut(history: readonly HistoryEntry[], window: number, mo
   let budget = TAIL_SHARE * window;
   let cut = durable.length;
   while (cut > 0) {
-    const cost = estimateTokens(JSON.stringify(chatItemsFromHistory([durable[cut - 1]!])), model);
+    const cost = estimateInputTokens({ instructions: "", items: chatItemsFromHistory([durable[cut - 1]!]), tools: [] }, model);
     if (cost > budget) break;
     budget -= cost;
     cut--;
@@ -100,7 +95,7 @@ function newestThatFit(items: readonly ChatItem[], budget: number, model: string
   let left = budget;
   let from = items.length;
   while (from > 0) {
-    const cost = estimateTokens(JSON.stringify(items[from - 1]), model);
+    const cost = estimateInputTokens({ instructions: "", items: [items[from - 1]!], tools: [] }, model);
     if (cost > left) break;
     left -= cost;
     from--;

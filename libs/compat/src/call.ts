@@ -8,7 +8,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
-import { decideRetry, estimateTokens, estimateUsage, OutputMeter, requestText, type RetryPolicy } from "@byok/providers";
+import { decideRetry, estimateInputTokens, estimateTokens, estimateUsage, OutputMeter, type RetryPolicy } from "@byok/providers";
 import { runErrorFromProvider, ProviderError, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import type { Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
@@ -125,7 +125,6 @@ export async function runCall(
   const targets = resolution.targets.filter((t) => neutral !== undefined || speaks(t.kind, call.api));
   if (targets.length === 0) throw call.neutral as CompatError;
   const modelCallId = `${requestId}-m1`;
-  const input = neutral ? requestText(neutral) : JSON.stringify(call.body);
   let index = 0;
   let attempt = 0;
   let retries = { connect: 0, stream: 0 };
@@ -136,7 +135,8 @@ export async function runCall(
     const outputCap = passthrough ? minCap(call.outputCap, routed.maxOutputTokens) : target.maxOutputTokens;
     attempt++;
     sink.begin(passthrough);
-    const inputTokens = estimateTokens(input, target.model);
+    // Without a translation the vendor body is all there is to count.
+    const inputTokens = neutral ? estimateInputTokens(neutral, target.model) : estimateTokens(JSON.stringify(call.body), target.model);
     const info: AttemptInfo = {
       ref,
       generation: 1,

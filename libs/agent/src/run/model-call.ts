@@ -1,4 +1,4 @@
-import { decideRetry, estimateTokens } from "@byok/providers";
+import { decideRetry, estimateUsage } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart, ProviderError, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/protocol";
 import { isStoreError } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
@@ -114,8 +114,7 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   } finally {
     observed.cancelled(); // no-op unless nothing above ended the call (aborted, superseded)
     // Usage is never lost: exact where the provider reported it, else an estimate.
-    const output = `${ctx.state.current?.text ?? ""}${ctx.state.current?.thinkingText ?? ""}`;
-    const settled = usage ?? estimatedUsage(inputTokens, output, target.model);
+    const settled = usage ?? estimatedUsage(inputTokens, ctx.state.current?.text ?? "", ctx.state.current?.thinkingText ?? "", target.model);
     if (ctx.meterTicket === admission.ticket) ctx.meterTicket = undefined;
     await ctx.meter
       .settleAttempt(info, admission.ticket, {
@@ -216,12 +215,9 @@ export function attemptInfo(ctx: RunContext, run: RunStart, target: ProviderTarg
   };
 }
 
-/** Usage estimated for attempts the provider never reported. */
-export function estimatedUsage(inputTokens: number, output: string, model: string): Usage {
-  return {
-    inputTokens, outputTokens: estimateTokens(output, model),
-    cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: true,
-  };
+/** Usage estimated for an attempt the provider never reported, from the text and thinking it streamed. */
+export function estimatedUsage(inputTokens: number, text: string, thinking: string, model: string): Usage {
+  return estimateUsage(inputTokens, { output: `${text}${thinking}`, reasoning: thinking }, model);
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -52,7 +52,7 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
       const info = attemptInfo(ctx, run, target, cut.modelCallId, snap.state.attempt, 0);
       await ctx.meter.settleAttempt(info, snap.meterTicket, {
         outcome: "interrupted",
-        usage: estimatedUsage(0, `${cut.text}${cut.thinkingText}`, target.model),
+        usage: estimatedUsage(0, cut.text, cut.thinkingText, target.model),
         ttftMs: undefined,
         durationMs: 0,
       });

@@ -5,7 +5,7 @@
  * rendered from the provider events.
  */
 import { z } from "zod";
-import { estimateTokens, requestText } from "@byok/providers";
+import { estimateInputTokens } from "@byok/providers";
 import { ProviderError, runErrorFromProvider, type ChatItem, type OutputItem, type ProviderEvent, type ReasoningEffort, type ReasoningPart, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import { samplingOf, speaks, translated, type CallResult, type NeutralCall } from "../call.js";
 import { renamed, respondCall, streamCall, vendorId, type Endpoint, type Relay, type TranslatedStream } from "../endpoint.js";
@@ -276,7 +276,7 @@ export const messages: Endpoint = {
     }
     const sse = new SseWriter(ctx.res);
     await streamCall(ctx, id, call, sse, {
-      translated: neutral instanceof CompatError ? undefined : new MessagesStreamSink(sse, { id, model: env.model, estimatedInputTokens: estimateTokens(requestText(neutral), env.model) }, withThinking),
+      translated: neutral instanceof CompatError ? undefined : new MessagesStreamSink(sse, { id, model: env.model, estimatedInputTokens: estimateInputTokens(neutral, env.model) }, withThinking),
       relay,
       // Anthropic's in-stream error: an `error` event holding the error body.
       streamError: (e) => ({ data: anthropicErrorBody(e), event: "error" }),
@@ -310,6 +310,6 @@ export const countTokens: Endpoint = {
       return;
     }
     const call = messagesCall(parseBody(CountTokensSchema, ctx.body));
-    sendJson(ctx.res, 200, { input_tokens: estimateTokens(requestText(call), target.model) });
+    sendJson(ctx.res, 200, { input_tokens: estimateInputTokens(call, target.model) });
   },
 };

@@ -13,7 +13,7 @@ function itemText(item: ChatItem): string {
 }
 
 /** Everything a request sends as model input (instructions, history, tool schemas), as text to count. */
-export function requestText(req: Pick<ModelCallRequest, "instructions" | "items" | "tools">): string {
+function requestText(req: ModelInput): string {
   return [
     req.instructions,
     ...req.items.map(itemText),
@@ -23,10 +23,21 @@ export function requestText(req: Pick<ModelCallRequest, "instructions" | "items"
     .join("\n");
 }
 
+/** What a model call sends as input. */
+export type ModelInput = Pick<ModelCallRequest, "instructions" | "items" | "tools">;
+
+/**
+ * The one way model input is counted (pass estimates and compaction, budget reservations,
+ * count_tokens, usage the provider never reported): its text through `estimateTokens`.
+ */
+export function estimateInputTokens(input: ModelInput, model: string): number {
+  return estimateTokens(requestText(input), model);
+}
+
 /** Estimated input tokens of a request, counted once on first use (only needed when usage never arrives). */
 export function inputEstimate(req: ModelCallRequest): () => number {
   let n: number | undefined;
-  return () => (n ??= estimateTokens(requestText(req), req.target.model));
+  return () => (n ??= estimateInputTokens(req, req.target.model));
 }
 
 /** Collects the output a pass produced, for estimates when usage never arrives. */
@@ -42,8 +53,11 @@ export class OutputMeter {
   }
 }
 
-/** An estimate marked `estimated: true` (normalized like real usage: reasoning counted inside output). */
-export function estimateUsage(inputTokens: number, meter: OutputMeter, model: string): Usage {
+/**
+ * Usage estimated for a pass the provider never reported, marked `estimated: true` (normalized
+ * like real usage: `output` is all output text, reasoning included; `reasoning` the reasoning alone).
+ */
+export function estimateUsage(inputTokens: number, meter: { readonly output: string; readonly reasoning: string }, model: string): Usage {
   return {
     inputTokens,
     outputTokens: estimateTokens(meter.output, model),
