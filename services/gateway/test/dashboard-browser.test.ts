@@ -1,13 +1,16 @@
 // Issue 15 item 3: the usage dashboard in a real headless Chromium (Debian's `chromium`,
-// driven by playwright-core), served by the embedded gateway: the page loads behind the admin
-// key, its plots and tables show the ledger's numbers for seeded tenants, the tenant and date
-// filters change them, CSV export downloads the rollups. Screenshots go to
-// test-output/dashboard/ (gitignored). The admin service mounts the same page and API
-// (services/admin/test/dashboard.test.ts).
+// driven by playwright-core), served by the embedded gateway and by the admin service (its own
+// process, on a private PostgreSQL schema): the page loads behind the admin key, its plots and
+// tables show the ledger's numbers for seeded tenants, the tenant and date filters change them,
+// CSV export downloads the rollups. Screenshots go to test-output/dashboard/ (gitignored).
+import { randomBytes } from "node:crypto";
+import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { DailyUsage, LedgerEntry } from "@byok/store";
+import pg from "pg";
+import { createStore, type DailyUsage, type GatewayStore, type LedgerEntry } from "@byok/store";
+import { watchOutput, type ProcessOutput } from "@byok/testing";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminCall, startHarness, type Harness } from "./harness.js";
@@ -15,6 +18,10 @@ import { adminCall, startHarness, type Harness } from "./harness.js";
 const ADMIN_KEY = "admin-key-for-dashboard-tests-0123456789";
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const OUT = fileURLToPath(new URL("../../../test-output/dashboard/", import.meta.url));
+const ADMIN_MAIN = fileURLToPath(new URL("../../admin/src/main.ts", import.meta.url));
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** How long the admin process may take to listen (tsx compiles it on a loaded machine). */
+const ADMIN_START_MS = 90_000;
 
 interface Shown {
   from: string;
@@ -39,36 +46,66 @@ function entry(tenantId: string, userId: string, n: number, model: string, count
 
 const tokensOf = (r: DailyUsage) => r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens;
 
+/** The seeded ledger: two tenants, three days of November 2026, one failed attempt. */
+async function seed(store: GatewayStore): Promise<void> {
+  for (const t of ["acme", "globex"]) if (!(await store.tenants.get(t))) await store.tenants.create({ tenantId: t, name: t });
+  const day = (d: number, hour = 12) => new Date(Date.UTC(2026, 10, d, hour));
+  const rows: [LedgerEntry, Date][] = [
+    [entry("acme", "alice", 1, "model-a", { input: 1000, output: 500, cost: 6000, ttft: 300 }), day(20)],
+    [entry("acme", "alice", 2, "model-b", { input: 400, output: 100, cost: 1500, ttft: 500 }), day(20, 15)],
+    [entry("acme", "bob", 3, "model-a", { input: 2000, output: 1000, cost: 12000, ttft: 200 }), day(21)],
+    [entry("acme", "bob", 4, "model-a", { input: 50, output: 0, cost: 100, ttft: 900, outcome: "failed" }), day(21, 13)],
+    [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400 }), day(22)],
+  ];
+  for (const [e, at] of rows) await store.ledger.record(e, at);
+}
+
 describe("usage dashboard in headless Chromium", () => {
   let h: Harness;
   let browser: Browser;
+  // The admin service as its own process over a private schema holding the same ledger.
+  const schema = `t_dashboard_${randomBytes(4).toString("hex")}`;
+  let adminStore: GatewayStore | undefined;
+  let admin: { child: ReturnType<typeof spawn>; out: ProcessOutput; url: string } | undefined;
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
     mkdirSync(OUT, { recursive: true });
     h = await startHarness({ GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY });
-    for (const t of ["acme", "globex"]) expect((await adminCall(h.gw, ADMIN_KEY, "POST", "/v1/tenants", { tenantId: t, name: t })).status).toBe(201);
-    const day = (d: number, hour = 12) => new Date(Date.UTC(2026, 10, d, hour));
-    const rows: [LedgerEntry, Date][] = [
-      [entry("acme", "alice", 1, "model-a", { input: 1000, output: 500, cost: 6000, ttft: 300 }), day(20)],
-      [entry("acme", "alice", 2, "model-b", { input: 400, output: 100, cost: 1500, ttft: 500 }), day(20, 15)],
-      [entry("acme", "bob", 3, "model-a", { input: 2000, output: 1000, cost: 12000, ttft: 200 }), day(21)],
-      [entry("acme", "bob", 4, "model-a", { input: 50, output: 0, cost: 100, ttft: 900, outcome: "failed" }), day(21, 13)],
-      [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400 }), day(22)],
-    ];
-    for (const [e, at] of rows) await h.gw.store.ledger.record(e, at);
+    await seed(h.gw.store);
+    adminStore = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+    await seed(adminStore);
+    const child = spawn(process.execPath, ["--import", "tsx", ADMIN_MAIN], {
+      env: {
+        ...process.env, GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_ADMIN_PORT: "0", DATABASE_URL, GATEWAY_DATABASE_SCHEMA: schema,
+        GATEWAY_KEK: randomBytes(32).toString("base64"),
+      },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    const out = watchOutput(child, "admin");
+    const line = await out.waitForLine(/admin API listening on (http:\/\/\S+)/, ADMIN_START_MS);
+    admin = { child, out, url: /listening on (\S+)/.exec(line)![1]! };
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] });
-  });
+  }, ADMIN_START_MS + 60_000);
   afterAll(async () => {
     await browser?.close();
     await h?.close();
+    if (admin) {
+      admin.child.kill("SIGTERM");
+      await admin.out.exited;
+    }
+    await adminStore?.close();
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
   });
 
   /** What the store says for a tenant (or all) and a date range: the numbers the page must show. */
-  async function expected(tenant: string | undefined, from: string, to: string) {
-    const tenants = tenant ? [tenant] : ["acme", "default", "globex"];
-    const usage = (await Promise.all(tenants.map((t) => h.gw.store.ledger.daily(t, { from, to })))).flat();
-    const outcomes = (await Promise.all(tenants.map((t) => h.gw.store.ledger.dailyOutcomes(t, { from, to })))).flat();
+  async function expected(store: GatewayStore, tenant: string | undefined, from: string, to: string) {
+    const tenants = tenant ? [tenant] : (await store.tenants.list()).map((t) => t.tenantId);
+    const usage = (await Promise.all(tenants.map((t) => store.ledger.daily(t, { from, to })))).flat();
+    const outcomes = (await Promise.all(tenants.map((t) => store.ledger.dailyOutcomes(t, { from, to })))).flat();
     return {
       tokens: usage.reduce((n, r) => n + tokensOf(r), 0),
       costMicroUsd: usage.reduce((n, r) => n + r.costMicroUsd, 0),
@@ -91,10 +128,10 @@ describe("usage dashboard in headless Chromium", () => {
     await page.click("#filters button[type=submit]");
   }
 
-  {
-    it("loads behind the admin key, shows the ledger's numbers, filters change them, CSV downloads", async () => {
-      const url = `${h.gw.url}/dashboard/`;
-      const slug = "gateway";
+  for (const slug of ["gateway", "admin"] as const) {
+    it(`${slug === "gateway" ? "embedded gateway" : "admin service"}: loads behind the admin key, shows the ledger's numbers, filters change them, CSV downloads`, async () => {
+      const url = slug === "gateway" ? `${h.gw.url}/dashboard/` : `${admin!.url}/dashboard/`;
+      const store = slug === "gateway" ? h.gw.store : adminStore!;
       const context = await browser.newContext({ viewport: { width: 1400, height: 1200 }, acceptDownloads: true });
       const page = await context.newPage();
       const problems: string[] = [];
@@ -117,7 +154,7 @@ describe("usage dashboard in headless Chromium", () => {
         expect(await page.locator("#login").isVisible()).toBe(false);
         await applyDates(page, "2026-11-01", "2026-11-30");
         const all = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "" });
-        const wantAll = await expected(undefined, "2026-11-01", "2026-11-30");
+        const wantAll = await expected(store, undefined, "2026-11-01", "2026-11-30");
         expect(all.totals).toEqual(wantAll);
         expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1 });
         expect(await page.textContent("#total-tokens")).toBe("5,450");
@@ -136,7 +173,7 @@ describe("usage dashboard in headless Chromium", () => {
         // Tenant filter.
         await page.selectOption("#tenant", "acme");
         const acme = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "acme" });
-        expect(acme.totals).toEqual(await expected("acme", "2026-11-01", "2026-11-30"));
+        expect(acme.totals).toEqual(await expected(store, "acme", "2026-11-01", "2026-11-30"));
         expect(acme.topUsers.map((u) => u.userId)).toEqual(["bob", "alice"]);
         await page.selectOption("#group", "user");
         await page.waitForFunction(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens.labels.includes("alice"));
@@ -147,7 +184,7 @@ describe("usage dashboard in headless Chromium", () => {
         // Date filter: only the 21st.
         await applyDates(page, "2026-11-21", "2026-11-21");
         const one = await shown(page, { from: "2026-11-21", to: "2026-11-21", tenant: "acme" });
-        expect(one.totals).toEqual(await expected("acme", "2026-11-21", "2026-11-21"));
+        expect(one.totals).toEqual(await expected(store, "acme", "2026-11-21", "2026-11-21"));
         expect(one.totals).toMatchObject({ tokens: 3050, attempts: 2, failed: 1 });
         await page.screenshot({ path: join(OUT, `${slug}-acme-one-day.png`), fullPage: true });
 
