@@ -4,8 +4,8 @@
  */
 export { costMicroUsd, estimateReservation, formatMicroUsd, usageTokens, type MeteredUsage, type Price, type ReservationEstimate } from "./pricing.js";
 export { utcMonth, minuteWindow } from "./period.js";
-export type { BudgetGuard, BudgetLimits, BudgetRefusal, BudgetRequest, LeaseState, LoadMonthTotals, Reservation, ReserveResult } from "./budget/types.js";
-export { DEFAULT_LEASE_TTL_MS, EXPIRED_LEASE_MEMORY_MS } from "./budget/types.js";
+export type { BudgetGuard, BudgetLimits, BudgetRefusal, BudgetRequest, LeaseOptions, LeaseState, LoadMonthTotals, Reservation, ReserveResult } from "./budget/types.js";
+export { DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS } from "./budget/types.js";
 export { createMemoryBudgetGuard, type MemoryBudgetOptions } from "./budget/memory.js";
 export { createRedisBudgetGuard, type RedisBudgetOptions } from "./budget/redis.js";
 export type { RateLimiter, RateLimits, RateRefusal, RateResult, RateSubject } from "./rate/types.js";

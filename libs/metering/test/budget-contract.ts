@@ -5,11 +5,11 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import { waitFor } from "@byok/testing";
-import type { BudgetGuard, BudgetRequest, LoadMonthTotals } from "../src/index.js";
+import type { BudgetGuard, BudgetRequest, LeaseOptions, LoadMonthTotals } from "../src/index.js";
 
 export type GuardFactory = (
   loadTotals: LoadMonthTotals,
-  leaseTtlMs?: number,
+  leases?: LeaseOptions,
 ) => Promise<{ guards: [BudgetGuard, BudgetGuard]; drop(): Promise<void> }>;
 
 /** Lease TTL of the lease tests: long against event-loop lag on a loaded machine, short to wait out. */
@@ -21,8 +21,8 @@ const noUsage: LoadMonthTotals = async () => ({ costMicroUsd: 0, tokens: 0 });
 export function budgetContract(name: string, make: GuardFactory): void {
   describe(`BudgetGuard contract: ${name}`, () => {
     const opened: { drop(): Promise<void>; guards: BudgetGuard[] }[] = [];
-    const open = async (load: LoadMonthTotals = noUsage, leaseTtlMs?: number) => {
-      const g = await make(load, leaseTtlMs);
+    const open = async (load: LoadMonthTotals = noUsage, leases?: LeaseOptions) => {
+      const g = await make(load, leases);
       opened.push(g);
       return g.guards;
     };
@@ -126,7 +126,7 @@ export function budgetContract(name: string, make: GuardFactory): void {
     });
 
     it("a lease nobody renews or settles expires and frees the budget; settled late, it adds its full usage once", async () => {
-      const [g] = await open(noUsage, SHORT_LEASE_MS);
+      const [g] = await open(noUsage, { leaseTtlMs: SHORT_LEASE_MS });
       const t = `t-${randomUUID()}`;
       const limits = { tenant: { monthlyCostMicroUsd: 150 } };
       const abandoned = await g.reserve(req(t, { limits }));
@@ -146,8 +146,27 @@ export function budgetContract(name: string, make: GuardFactory): void {
       expect(await g.settle(next.reservation, { costMicroUsd: 0, tokens: 0 })).toBe("live");
     });
 
+    it("forgets a released lease after expiredLeaseMemoryMs: settling it then changes nothing", async () => {
+      const [g] = await open(noUsage, { leaseTtlMs: SHORT_LEASE_MS, expiredLeaseMemoryMs: 1 });
+      const t = `t-${randomUUID()}`;
+      const limits = { tenant: { monthlyCostMicroUsd: 150 } };
+      const abandoned = await g.reserve(req(t, { limits }));
+      if (!abandoned.ok) throw new Error("expected admission");
+      const next = await waitFor(async () => {
+        const r = await g.reserve(req(t, { limits }));
+        return r.ok ? r : undefined;
+      }, 20_000, "the abandoned lease to expire");
+      // Released more than 1 ms ago by now: the next reserve forgets it.
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 100 } });
+      expect(await g.settle(abandoned.reservation, { costMicroUsd: 30, tokens: 10 })).toBe("settled");
+      expect(await g.settle(next.reservation, { costMicroUsd: 0, tokens: 0 })).toBe("live");
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: true }); // the forgotten 30 never counted
+      expect(await g.reserve(req(t, { limits }))).toMatchObject({ ok: false, refused: { used: 100 } });
+    });
+
     it("renewal keeps a lease counted past its TTL; settling ends it", async () => {
-      const [g] = await open(noUsage, SHORT_LEASE_MS);
+      const [g] = await open(noUsage, { leaseTtlMs: SHORT_LEASE_MS });
       const t = `t-${randomUUID()}`;
       const limits = { tenant: { monthlyCostMicroUsd: 150 } };
       const held = await g.reserve(req(t, { limits }));

@@ -43,9 +43,9 @@ describe.runIf(haveRedisServer)("metering on a Redis Cluster (3 local nodes)", (
 
   // The contract suites run on the cluster from inside their own describe blocks; their
   // factories open the connections lazily (the cluster exists by then).
-  budgetContract("redis cluster", async (load: LoadMonthTotals, leaseTtlMs) => {
+  budgetContract("redis cluster", async (load: LoadMonthTotals, leases) => {
     const p = prefix();
-    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { target: target() }, prefix: p, loadTotals: load, ...(leaseTtlMs ? { leaseTtlMs } : {}) })) as [
+    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { target: target() }, prefix: p, loadTotals: load, ...leases })) as [
       ReturnType<typeof createRedisBudgetGuard>,
       ReturnType<typeof createRedisBudgetGuard>,
     ];

@@ -9,8 +9,8 @@ import { rateContract } from "./rate-contract.js";
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 describe("in memory", () => {
-  budgetContract("memory", async (load, leaseTtlMs) => {
-    const g = createMemoryBudgetGuard({ loadTotals: load, ...(leaseTtlMs ? { leaseTtlMs } : {}) });
+  budgetContract("memory", async (load, leases) => {
+    const g = createMemoryBudgetGuard({ loadTotals: load, ...leases });
     return { guards: [g, g], drop: async () => {} };
   });
   rateContract("memory", async () => {
@@ -39,9 +39,9 @@ describe("redis", () => {
     await admin.quit();
   });
 
-  budgetContract("redis", async (load: LoadMonthTotals, leaseTtlMs) => {
+  budgetContract("redis", async (load: LoadMonthTotals, leases) => {
     const p = prefix();
-    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { target: REDIS_URL }, prefix: p, loadTotals: load, ...(leaseTtlMs ? { leaseTtlMs } : {}) })) as [
+    const guards = [0, 1].map(() => createRedisBudgetGuard({ redis: { target: REDIS_URL }, prefix: p, loadTotals: load, ...leases })) as [
       ReturnType<typeof createRedisBudgetGuard>,
       ReturnType<typeof createRedisBudgetGuard>,
     ];

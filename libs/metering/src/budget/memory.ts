@@ -2,14 +2,14 @@
  * In-memory BudgetGuard (embedded mode: one process). Atomicity comes from JavaScript's
  * single thread: after the counters are loaded, check-and-add runs with no await between.
  * Same lease rules as the Redis guard (types.ts): per scope, live leases (expiry) and expired
- * ones (kept EXPIRED_LEASE_MEMORY_MS so a late settle still counts), released at the scope's
+ * ones (kept `expiredLeaseMemoryMs` so a late settle still counts), released at the scope's
  * next reserve.
  */
 import { randomUUID } from "node:crypto";
 import { utcMonth } from "../period.js";
 import { budgetRefusal } from "./refusal.js";
 import {
-  DEFAULT_LEASE_TTL_MS, EXPIRED_LEASE_MEMORY_MS, type BudgetGuard, type BudgetLimits, type LeaseState, type LoadMonthTotals, type Reservation,
+  DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS, type BudgetGuard, type BudgetLimits, type LeaseOptions, type LeaseState, type LoadMonthTotals, type Reservation,
 } from "./types.js";
 
 interface Lease {
@@ -27,14 +27,13 @@ interface Scope {
   expired: Map<string, Lease>;
 }
 
-export interface MemoryBudgetOptions {
+export interface MemoryBudgetOptions extends LeaseOptions {
   loadTotals: LoadMonthTotals;
-  /** Lease TTL (default DEFAULT_LEASE_TTL_MS). */
-  leaseTtlMs?: number;
 }
 
 export function createMemoryBudgetGuard(opts: MemoryBudgetOptions): BudgetGuard {
   const leaseTtlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+  const keepExpiredMs = opts.expiredLeaseMemoryMs ?? DEFAULT_EXPIRED_LEASE_MEMORY_MS;
   const scopes = new Map<string, Scope>();
   const loading = new Map<string, Promise<void>>();
   let month = "";
@@ -71,7 +70,7 @@ export function createMemoryBudgetGuard(opts: MemoryBudgetOptions): BudgetGuard 
       s.tokens -= l.tokens;
       s.expired.set(id, { ...l, at: nowMs });
     }
-    for (const [id, l] of s.expired) if (l.at < nowMs - EXPIRED_LEASE_MEMORY_MS) s.expired.delete(id);
+    for (const [id, l] of s.expired) if (l.at < nowMs - keepExpiredMs) s.expired.delete(id);
   }
 
   return {

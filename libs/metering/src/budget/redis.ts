@@ -13,23 +13,24 @@ import { nextUtcMonthStart, utcMonth } from "../period.js";
 import { openRedis, type RedisSource } from "../redis/connection.js";
 import { budgetRenew, budgetReserve, budgetSeed, budgetSettle } from "../redis/specs.js";
 import { budgetRefusal } from "./refusal.js";
-import { DEFAULT_LEASE_TTL_MS, EXPIRED_LEASE_MEMORY_MS, type BudgetGuard, type LoadMonthTotals, type Reservation } from "./types.js";
+import {
+  DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS, type BudgetGuard, type LeaseOptions, type LoadMonthTotals, type Reservation,
+} from "./types.js";
 
 const KEEP_AFTER_MONTH_MS = 7 * 24 * 3600_000;
 
-export interface RedisBudgetOptions {
+export interface RedisBudgetOptions extends LeaseOptions {
   redis: RedisSource;
   /** Key prefix (tests use a unique one); default "byok". */
   prefix?: string;
   loadTotals: LoadMonthTotals;
-  /** Lease TTL (default DEFAULT_LEASE_TTL_MS). */
-  leaseTtlMs?: number;
 }
 
 export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & { keyPrefix: string } {
   const { redis, close } = openRedis(opts.redis);
   const prefix = opts.prefix ?? "byok";
   const leaseTtlMs = opts.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+  const keepExpiredMs = opts.expiredLeaseMemoryMs ?? DEFAULT_EXPIRED_LEASE_MEMORY_MS;
   const keys = (month: string, tenantId: string, userId: string | undefined) => {
     const tenant = `${prefix}:budget:${hashTag(tenantId)}:${month}:tenant`;
     const user = userId === undefined ? tenant : `${prefix}:budget:${hashTag(tenantId)}:${month}:user:${escapeId(userId)}`;
@@ -71,7 +72,7 @@ export function createRedisBudgetGuard(opts: RedisBudgetOptions): BudgetGuard & 
             lease: member({ id, costMicroUsd: cost, tokens: req.estimate.tokens }),
             leaseTtlMs,
             expireAtMs: expireAtOf(now),
-            keepExpiredMs: EXPIRED_LEASE_MEMORY_MS,
+            keepExpiredMs,
           },
         });
         switch (reply.status) {

@@ -18,7 +18,7 @@
  *   worker that takes a run over settles the reservation it finds in the run snapshot): a
  *   live lease adds actual − reserved, an expired one (already released) adds the full actual,
  *   a settled one nothing. Call it after the ledger row is written, also for failed attempts
- *   (actual may be zero). A lease that expired more than `EXPIRED_LEASE_MEMORY_MS` ago is
+ *   (actual may be zero). A lease released more than `expiredLeaseMemoryMs` (24 h) ago is
  *   forgotten: settling it then changes nothing (the ledger still holds the attempt).
  * - A counter that is missing (first use this month, Redis lost it, a new process) is rebuilt
  *   from `loadTotals` (the ledger) plus the scope's live leases before the check.
@@ -77,8 +77,16 @@ export type LoadMonthTotals = (tenantId: string, monthOf: Date, userId: string |
 /** A lease's state when `settle` found it: live (settled now), expired (settled now, in full), settled (before: no-op). */
 export type LeaseState = "live" | "expired" | "settled";
 
-/** How long an expired lease can still be settled (its full actual usage then counts). */
-export const EXPIRED_LEASE_MEMORY_MS = 24 * 3600_000;
+/** How long an expired lease can still be settled by default (its full actual usage then counts). */
+export const DEFAULT_EXPIRED_LEASE_MEMORY_MS = 24 * 3600_000;
+
+/** Lease timing of a guard. */
+export interface LeaseOptions {
+  /** How long a lease lives without renewal (default DEFAULT_LEASE_TTL_MS). */
+  leaseTtlMs?: number;
+  /** How long a released (expired) lease can still be settled (default DEFAULT_EXPIRED_LEASE_MEMORY_MS). */
+  expiredLeaseMemoryMs?: number;
+}
 
 export interface BudgetGuard {
   /** How long a lease lives without renewal. */
