@@ -3,7 +3,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fuzzRuns, reportFuzzCases } from "@byok/testing";
-import { decodeHex, encodeEnvelope, encodeHex, EnvelopeReader, ENVELOPE_HEADER_BYTES, parseEndStream } from "../src/index.js";
+import { create, toBinary } from "@bufbuild/protobuf";
+import {
+  CustomErrorDetailsSchema, decodeHex, encodeEndStream, encodeEnvelope, encodeHex, EnvelopeReader, ENVELOPE_HEADER_BYTES, ErrorDetailsSchema, parseEndStream,
+  type ConnectCodeName,
+} from "../src/index.js";
 
 /** Runs a property with the scaled number of cases and reports the count. */
 function check<T>(name: string, ciRuns: number, arb: fc.Arbitrary<T>, predicate: (v: T) => void): void {
@@ -114,6 +118,33 @@ describe("fuzz: envelopes", () => {
         } catch (err) {
           expect(err).toBeInstanceOf(SyntaxError);
         }
+      },
+    );
+  });
+
+  it("reads back every end-stream it encodes: code, message and the ErrorDetails bytes", () => {
+    const codes: ConnectCodeName[] = ["canceled", "unknown", "invalid_argument", "not_found", "permission_denied", "resource_exhausted", "failed_precondition", "unavailable", "internal", "unauthenticated"];
+    const details = fc
+      .record({ error: fc.integer({ min: 0, max: 60 }), title: fc.string({ maxLength: 30 }), detail: fc.string({ maxLength: 60 }), isRetryable: fc.boolean() })
+      .map(({ error, title, detail, isRetryable }) => toBinary(ErrorDetailsSchema, create(ErrorDetailsSchema, { error, details: create(CustomErrorDetailsSchema, { title, detail, isRetryable }) })));
+    check(
+      "envelope.end_stream_encode",
+      1_000,
+      fc.option(fc.record({ code: fc.constantFrom(...codes), message: fc.string({ maxLength: 80, unit: "grapheme" }), errorDetails: fc.array(details, { maxLength: 2 }) }), { nil: undefined }),
+      (error) => {
+        const env = encodeEndStream(error);
+        expect(env[0]).toBe(0x02);
+        expect(new DataView(env.buffer).getUint32(1)).toBe(env.byteLength - ENVELOPE_HEADER_BYTES);
+        const end = parseEndStream(env.subarray(ENVELOPE_HEADER_BYTES));
+        if (!error) {
+          expect(end).toEqual({ ok: true });
+          return;
+        }
+        expect(end.ok).toBe(false);
+        if (end.ok) return;
+        expect(end.code).toBe(error.code);
+        expect(end.message).toBe(error.message);
+        expect(end.errorDetails.map((d) => Buffer.from(toBinary(ErrorDetailsSchema, d)).toString("hex"))).toEqual(error.errorDetails.map((d) => Buffer.from(d).toString("hex")));
       },
     );
   });
