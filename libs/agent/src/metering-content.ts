@@ -78,10 +78,8 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
       const base = nextSeq(await store.listHistory(tenantId, conversationId));
       for (const r of history) if (r.conversationId === conversationId && seqs.includes(base + r.seq)) r.interrupted = true;
     },
+    // No checkpoint of this run is kept; a stored one of an earlier, non-ephemeral turn is still read.
     async saveCheckpoint(): Promise<void> {},
-    async latestCheckpoint() {
-      return undefined;
-    },
     async putBlob(_tenantId, blobId, data): Promise<void> {
       blobs.set(hex(blobId), data);
     },

@@ -11,7 +11,7 @@ import { verifiedBlobs } from "./import.js";
 import { startAttempt, translateEvent } from "./translate.js";
 import { afterPreCompact, declaresPreCompact } from "./compaction.js";
 import { onLiveAction } from "./live-actions.js";
-import { beginRun, clientBlobIds, continueImport, finishImport, withPrewarm } from "./run-start.js";
+import { beginRun, clientBlobIds, continueFromStored, continueImport, finishImport, withPrewarm } from "./run-start.js";
 import {
   attemptOutput, DEFAULT_CONTEXT_WINDOW, endInterrupted, fromGate, gated, ignored, modelCallIdFor, toolStep,
 } from "./transition.js";
@@ -44,7 +44,7 @@ export function initialRunState(requestId: string, generation: number, policy: R
     phase: "awaiting_run", requestId, generation, run: undefined, modelCalls: 0, attempt: 0,
     current: undefined, steps: [], usage: ZERO_USAGE, unknownLogged: false, gate: openGate(),
     mode: AgentMode.AGENT, todos: [], tools: undefined, plan: undefined, policy, injections: [], summary: undefined, prewarm: undefined, importing: undefined,
-    compacting: undefined, compactedInTurn: false,
+    compacting: undefined, compactedInTurn: false, contextWindow: undefined, storedBase: undefined,
   };
 }
 
@@ -175,11 +175,17 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
     case "history_state": {
       if (!isImporting(s) || !s.run) return { state: s, effects: [] };
       if (ev.known) return beginRun(enter(s, "awaiting_run"));
-      const v = verifiedBlobs(s.run.preFetchedBlobs);
+      // Blobs the store holds (each checked against its id) are not asked of the client again.
+      const v = verifiedBlobs([...s.run.preFetchedBlobs, ...ev.blobs.map((b) => ({ id: b.id, value: b.data }))]);
       const r = continueImport(s, v.have, new Map());
       const log: Effect[] = v.rejected ? [{ type: "log", level: "warn", message: "pre-fetched blobs failed SHA-256 verification and were ignored", fields: { rejected: v.rejected } }] : [];
       return { state: r.state, effects: [...log, ...r.effects] };
     }
+    case "checkpoint_loaded":
+      if (!isImporting(s) || !s.run || s.importing) return { state: s, effects: [] };
+      return continueFromStored(s, ev.stored);
+    case "pass_target":
+      return { state: { ...s, contextWindow: ev.contextWindow }, effects: [] };
     case "import_timeout":
       return isImporting(s) && s.importing ? finishImport(s, s.importing.have) : { state: s, effects: [] };
     case "compaction_needed": {
@@ -248,6 +254,10 @@ function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effe
       if (run.conversationState?.turns.length) {
         // The client holds earlier turns: import them unless the store already has the conversation.
         return { state: enter(opened, "importing"), effects: [{ type: "check_history", conversationId: run.conversationId }] };
+      }
+      if (!run.conversationState && run.conversationId) {
+        // No client state at all (it lost it, or keeps none): the stored checkpoint, if any, is the base.
+        return { state: enter(opened, "importing"), effects: [{ type: "load_checkpoint", conversationId: run.conversationId }] };
       }
       return beginRun(opened);
     }

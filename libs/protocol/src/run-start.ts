@@ -1,6 +1,6 @@
 import { clone } from "@bufbuild/protobuf";
-import { AgentRunRequestSchema, type AgentRunRequest, type PrewarmRequest } from "@byok/wire";
-import { blobKey } from "./blobs.js";
+import { AgentRunRequestSchema, type AgentRunRequest, type ConversationStateStructure, type PrewarmRequest } from "@byok/wire";
+import { blobKey, type Blob } from "./blobs.js";
 import { frames } from "./frames.js";
 import { enter } from "./phase.js";
 import { gateBlobGets } from "./gate.js";
@@ -11,8 +11,11 @@ import { gated, modelCallIdFor } from "./transition.js";
 import { startAttempt } from "./translate.js";
 
 /** Starting a run: the no-call actions, import of a client-held conversation, prewarm reuse. */
-/** Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions). */
-export function beginRun(opened: RunState): { state: RunState; effects: Effect[] } {
+/**
+ * Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions).
+ * `baseBlobs`: blobs of a stored base state the client lacks, sent with the first checkpoint.
+ */
+export function beginRun(opened: RunState, baseBlobs: readonly Blob[] = []): { state: RunState; effects: Effect[] } {
   const s = opened;
   const run = opened.run!;
   const modelCallId = modelCallIdFor(s.generation, 1);
@@ -23,7 +26,7 @@ export function beginRun(opened: RunState): { state: RunState; effects: Effect[]
     // Recorded into the conversation; no provider call.
     return gated(enter(opened, "model_call"), [
       { type: "record_history", entries: [{ kind: "user", body: { text: `The user ran a shell command: ${run.userText}`, action: run.kind }, interrupted: false }] },
-      { type: "checkpoint", steps: [] },
+      { type: "checkpoint", steps: [], baseBlobs },
       { type: "emit", frames: [frames.turnEnded(s.usage)] },
       { type: "end", decision: { ok: true } },
     ]);
@@ -31,7 +34,7 @@ export function beginRun(opened: RunState): { state: RunState; effects: Effect[]
   const started: RunState = { ...enter(opened, "model_call"), modelCalls: 1, attempt: 1, current: startAttempt(modelCallId) };
   return gated(started, [
     ...userEntry,
-    { type: "checkpoint", steps: [] },
+    { type: "checkpoint", steps: [], baseBlobs },
     ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
     { type: "start_model_call", modelCallId, attempt: 1 },
   ]);
@@ -60,6 +63,18 @@ export function finishImport(s: RunState, have: ReadonlyMap<string, Uint8Array>)
   if (blobs.length) pre.push({ type: "store_blobs", blobs });
   if (entries.length) pre.push({ type: "record_history", entries });
   return { state: begun.state, effects: [...pre, ...begun.effects] };
+}
+
+/**
+ * A run_request without conversation_state (the client lost its state, or keeps none): the
+ * conversation's latest stored checkpoint becomes the run's state, so the model sees the turns
+ * it lists and the client gets them back, blobs included (docs/architecture.md "History").
+ * Nothing stored: the run starts on the stored conversation as it is.
+ */
+export function continueFromStored(s: RunState, stored: { state: ConversationStateStructure; blobs: readonly Blob[] } | undefined): { state: RunState; effects: Effect[] } {
+  const waiting = enter(s, "awaiting_run");
+  if (!stored) return beginRun(waiting);
+  return beginRun({ ...waiting, run: { ...s.run!, conversationState: stored.state }, storedBase: stored.state }, stored.blobs);
 }
 
 /** The run_request after a prewarm: what it leaves out comes from the prewarm. */

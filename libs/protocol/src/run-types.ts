@@ -1,4 +1,4 @@
-import type { AgentMode, AgentServerMessage, PrewarmRequest, TodoItem } from "@byok/wire";
+import type { AgentMode, AgentServerMessage, ConversationStateStructure, PrewarmRequest, TodoItem } from "@byok/wire";
 import type { ProviderEvent, ToolCallPart, Usage } from "./model/index.js";
 import type { Blob } from "./blobs.js";
 import type { ClientEvent } from "./classify.js";
@@ -56,6 +56,13 @@ export interface RunState {
     | undefined;
   /** This turn was compacted already (never twice per turn). */
   readonly compactedInTurn: boolean;
+  /** The context window of the pass's provider target (route `contextWindow`), once a pass started. */
+  readonly contextWindow: number | undefined;
+  /**
+   * The client sent no conversation_state and the store had a checkpoint of the conversation:
+   * the run continues from it (`run.conversationState` is this state).
+   */
+  readonly storedBase: ConversationStateStructure | undefined;
   /** Import of a client-held conversation in progress: blobs resolved so far, gets in flight. */
   readonly importing: { have: ReadonlyMap<string, Uint8Array>; pending: ReadonlyMap<number, string> } | undefined;
 }
@@ -114,8 +121,18 @@ export type RunEvent =
   | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
-  /** Whether the store already has the run's conversation (answers check_history). */
-  | { type: "history_state"; known: boolean }
+  /**
+   * Whether the store already has the run's conversation (answers check_history), and the
+   * stored blobs the client's turns reference (an import asks the client only for the rest).
+   */
+  | { type: "history_state"; known: boolean; blobs: readonly Blob[] }
+  /**
+   * The conversation's latest stored checkpoint (answers load_checkpoint): its state and every
+   * blob it references that the store holds; undefined when none is stored.
+   */
+  | { type: "checkpoint_loaded"; stored: { state: ConversationStateStructure; blobs: readonly Blob[] } | undefined }
+  /** A pass starts on a provider target with this context window (undefined: the route does not say). */
+  | { type: "pass_target"; contextWindow: number | undefined }
   /** Blobs of an import did not all arrive in time: import what is there. */
   | { type: "import_timeout" }
   /**
@@ -152,8 +169,12 @@ export type Effect =
   | { type: "kv_wait"; seq: number }
   /** Start a tool wait timer (→ tool_timeout with the same ids). */
   | { type: "tool_timer"; callId: string; bridgeId: number; ms: number }
-  /** Does the store have history for this conversation? (→ history_state) */
+  /** Does the store have history for this conversation, and which of the turns' blobs? (→ history_state) */
   | { type: "check_history"; conversationId: string }
+  /** The client sent no conversation_state: read the conversation's latest stored checkpoint (→ checkpoint_loaded). */
+  | { type: "load_checkpoint"; conversationId: string }
+  /** Persist the turn's final checkpoint (retention permitting), fenced by the run's epoch. */
+  | { type: "save_checkpoint"; conversationId: string; state: ConversationStateStructure }
   /** Start the wait for imported blobs (→ import_timeout). */
   | { type: "import_wait" }
   /** Share the prewarm with its conversation (another request id may reuse it within the TTL). */
@@ -167,7 +188,13 @@ export type Effect =
 /** What transitions produce; `gated()` turns output into gate effects. */
 export type Draft =
   | Effect
-  | { type: "checkpoint"; steps: TurnView["steps"]; pendingToolCalls?: readonly string[] }
+  | {
+      type: "checkpoint";
+      steps: TurnView["steps"];
+      pendingToolCalls?: readonly string[];
+      /** Blobs of the base state the client lacks (a checkpoint served from the store). */
+      baseBlobs?: readonly Blob[];
+    }
   /** Every tool call of the pass is answered: start the next model pass. */
   | { type: "next_pass" };
 

@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
+import { ConversationStateStructureSchema, ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
 import type { ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import type { EndDecision } from "./errors.js";
 import { heldEnd, openGate } from "./gate.js";
@@ -47,6 +47,13 @@ export interface RunStateSnapshot {
         calls: { call: ToolCallPart; bridge: Bridge | undefined; done: boolean; edit: EditState | undefined }[];
       }
     | undefined;
+  /** Compaction: in progress (what the summary pass covers), done this turn, the summary. */
+  compacting: RunState["compacting"];
+  compactedInTurn: boolean;
+  summary: string | undefined;
+  contextWindow: number | undefined;
+  /** The stored checkpoint the run continues from (ConversationStateStructure bytes, base64). */
+  storedBase: string | undefined;
 }
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
@@ -75,19 +82,32 @@ export function snapshotRunState(s: RunState): RunStateSnapshot {
       nextInteractionId: s.tools.nextInteractionId,
       calls: s.tools.calls.map((p) => ({ call: p.call, bridge: p.bridge, done: p.done, edit: p.edit })),
     },
+    compacting: s.compacting,
+    compactedInTurn: s.compactedInTurn,
+    summary: s.summary,
+    contextWindow: s.contextWindow,
+    storedBase: s.storedBase && b64(toBinary(ConversationStateStructureSchema, s.storedBase)),
   };
 }
 
 /**
- * Rebuilds the state a previous owner had. Tool calls are re-planned from the model's calls
+ * Rebuilds the state a previous owner had, compaction included, so the new owner's next pass
+ * is built from the same summary, tail and window as the first owner's. Tool calls are re-planned from the model's calls
  * (planning is pure), keeping their bridge ids so the client's answers still match; a shell
  * call restarts its output aggregation. Open thinking restarts closed.
  */
 export function restoreRunState(requestId: string, generation: number, policy: RunPolicy, snap: RunStateSnapshot, run: RunStart | undefined): RunState {
+  const storedBase = snap.storedBase === undefined ? undefined : fromBinary(ConversationStateStructureSchema, unb64(snap.storedBase));
   const base: RunState = {
     ...initialRunState(requestId, generation, policy),
     phase: snap.phase,
-    run,
+    // The run continues from the same stored checkpoint as the first owner (not a later one).
+    run: run && storedBase ? { ...run, conversationState: storedBase } : run,
+    storedBase,
+    compacting: snap.compacting,
+    compactedInTurn: snap.compactedInTurn ?? false, // absent in snapshots of an older worker
+    summary: snap.summary,
+    contextWindow: snap.contextWindow,
     modelCalls: snap.modelCalls,
     attempt: snap.attempt,
     steps: snap.steps.map((x) => fromBinary(ConversationStepSchema, unb64(x)).message as ConversationStep["message"]),

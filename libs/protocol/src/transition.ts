@@ -19,13 +19,15 @@ export function modelCallIdFor(generation: number, n: number): string {
   return `g${generation}m${n}`;
 }
 
-/** Context-window size the checkpoint reports when the route does not say. */
+/** Context-window size passes and checkpoints assume when the route does not say. */
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
 /** Routes drafts through the output gate and derives the phase (`finishing` while an end is held). */
 export function gated(s: RunState, drafts: Draft[]): { state: RunState; effects: Effect[] } {
   let cur = s;
   const effects: Effect[] = [];
+  // A checkpoint drafted with the run's end is the turn's final one: the one the store keeps.
+  const final = drafts.some((d) => d.type === "end");
   const take = (r: GateResult) => {
     cur = { ...cur, gate: r.gate };
     effects.push(...r.effects);
@@ -35,7 +37,10 @@ export function gated(s: RunState, drafts: Draft[]): { state: RunState; effects:
     else if (d.type === "end") take(gateEnd(cur.gate, d.decision));
     else if (d.type === "checkpoint") {
       const cp = checkpointOf(cur, d.steps, d.pendingToolCalls ?? []);
-      if (cp) take(gateCheckpoint(cur.gate, cp.state, cp.blobs));
+      if (cp) {
+        take(gateCheckpoint(cur.gate, cp.state, [...(d.baseBlobs ?? []), ...cp.blobs]));
+        if (final && cur.run) effects.push({ type: "save_checkpoint", conversationId: cur.run.conversationId, state: cp.state });
+      }
     } else if (d.type === "next_pass") {
       const n = cur.modelCalls + 1;
       const modelCallId = modelCallIdFor(cur.generation, n);
@@ -74,10 +79,12 @@ export function checkpointOf(s: RunState, steps: TurnView["steps"], pendingToolC
   const run = s.run;
   if (!run) return undefined;
   const used = s.usage.inputTokens + s.usage.cacheReadTokens + s.usage.cacheWriteTokens + s.usage.outputTokens;
+  // The route's window once a pass started on it; before that, what the client's state last said.
+  const max = s.contextWindow ?? (run.conversationState?.tokenDetails?.maxTokens || DEFAULT_CONTEXT_WINDOW);
   return buildCheckpoint(
     run.conversationState,
     { requestId: s.requestId, userText: run.userText, messageId: run.messageId, mode: s.mode, steps },
-    { used, max: DEFAULT_CONTEXT_WINDOW },
+    { used, max },
     pendingToolCalls,
     s.todos,
     s.summary,

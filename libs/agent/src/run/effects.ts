@@ -1,6 +1,7 @@
-import { toBinary } from "@bufbuild/protobuf";
-import { coalesceDeltas, encodeErrorDetails, encodeServerMessage, isCoalescableDelta, type Effect } from "@byok/protocol";
-import { PrewarmRequestSchema } from "@byok/wire";
+import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { coalesceDeltas, encodeErrorDetails, encodeServerMessage, isCoalescableDelta, verifiedBlobs, type Effect, type RunEvent } from "@byok/protocol";
+import { ConversationStateStructureSchema, PrewarmRequestSchema } from "@byok/wire";
+import { storedTurnBlobs } from "./client-turns.js";
 import type { RunContext } from "./context.js";
 import { abortModelCall, startModelCall } from "./model-call.js";
 
@@ -41,9 +42,28 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       return;
     case "check_history": {
       const history = await ctx.content.listHistory(ctx.ref.tenantId, eff.conversationId);
-      ctx.push({ type: "history_state", known: history.length > 0 });
+      const known = history.length > 0;
+      const run = ctx.state.run;
+      // An import takes the blobs the store holds from the store: get_blob_args asks only for the rest.
+      const blobs = known || !run ? [] : await storedTurnBlobs(ctx, run.conversationState?.turns ?? [], verifiedBlobs(run.preFetchedBlobs).have);
+      ctx.push({ type: "history_state", known, blobs });
       return;
     }
+    case "load_checkpoint":
+      ctx.push({ type: "checkpoint_loaded", stored: await loadCheckpoint(ctx, eff.conversationId) });
+      return;
+    case "save_checkpoint":
+      await ctx.content.saveCheckpoint(
+        {
+          tenantId: ctx.ref.tenantId,
+          conversationId: eff.conversationId,
+          requestId: ctx.ref.requestId,
+          generation: ctx.generation,
+          state: toBinary(ConversationStateStructureSchema, eff.state),
+        },
+        ctx.fence,
+      );
+      return;
     case "import_wait":
       ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "import_timeout" });
       return;
@@ -126,6 +146,14 @@ async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "
     })),
     ctx.fence,
   );
+}
+
+/** The conversation's latest stored checkpoint and the blobs it references that the store holds. */
+async function loadCheckpoint(ctx: RunContext, conversationId: string): Promise<Extract<RunEvent, { type: "checkpoint_loaded" }>["stored"]> {
+  const row = await ctx.content.latestCheckpoint(ctx.ref.tenantId, conversationId);
+  if (!row) return undefined;
+  const state = fromBinary(ConversationStateStructureSchema, row.state);
+  return { state, blobs: await storedTurnBlobs(ctx, state.turns) };
 }
 
 async function runWebSearch(ctx: RunContext, callId: string, query: string): Promise<void> {

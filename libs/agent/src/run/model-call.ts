@@ -46,6 +46,8 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
     ctx.push({ type: "run_refused", error: { kind: "bad_model", message: `No provider target for model ${run.modelId}.` } });
     return;
   }
+  // Checkpoints report the window of the target the pass runs on.
+  if (target.contextWindow !== ctx.state.contextWindow) ctx.push({ type: "pass_target", contextWindow: target.contextWindow });
   const history = await conversationHistory(ctx, run);
   const pass = passRequest(ctx.state, history, {
     attempt,

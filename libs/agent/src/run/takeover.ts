@@ -41,8 +41,11 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
       heldEnd: snap.state.heldEnd,
     });
   }
-  // A takeover during an import starts the import over.
-  if (run && isImporting(ctx.state)) await execute(ctx, { type: "check_history", conversationId: run.conversationId });
+  // A takeover during an import (or the read of a stored checkpoint) starts it over.
+  if (run && isImporting(ctx.state)) {
+    const conversationId = run.conversationId;
+    await execute(ctx, run.conversationState ? { type: "check_history", conversationId } : { type: "load_checkpoint", conversationId });
+  }
   const cut = snap.state.current;
   if (run && cut && isCallingModel(snap.state)) {
     // The cut attempt's ledger row and its budget lease are settled by the worker that takes

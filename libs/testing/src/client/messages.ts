@@ -32,7 +32,11 @@ export interface RunRequestInit {
   credentials?: ClientCredentials;
   /** `RequestedModel.parameters`, e.g. `{ thinking_effort: "high" }`. */
   parameters?: Record<string, string>;
-  /** Default: empty state (a new conversation). */
+  /**
+   * The client's checkpoint. Default: none at all, i.e. a client that keeps no state (the
+   * gateway continues from the conversation's stored checkpoint). `{}` is a state with zero
+   * turns: a new conversation, or one restored to its very beginning.
+   */
   conversationState?: MessageInitShape<typeof ConversationStateStructureSchema>;
 }
 
@@ -54,7 +58,7 @@ export function runRequestMessage(init: RunRequestInit): AgentClientMessage {
     message: {
       case: "runRequest",
       value: {
-        conversationState: init.conversationState ?? {},
+        ...(init.conversationState ? { conversationState: init.conversationState } : {}),
         action: {
           action: {
             case: "userMessageAction",
