@@ -17,6 +17,8 @@ function runRequestEvent(text: string): RunEvent {
       case: "runRequest",
       value: {
         conversationId: "conv-1",
+        // A new conversation: a state with zero turns (no stored checkpoint to read).
+        conversationState: {},
         action: { action: { case: "userMessageAction", value: { userMessage: { text, messageId: "m1", mode: AgentMode.AGENT } } } },
         requestedModel: { modelId: "gpt-test" },
         modelDetails: { modelId: "legacy-model" },

@@ -4,11 +4,11 @@
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
 import { createHash } from "node:crypto";
-import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, max, sql, type SQL } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { StoreError } from "./errors.js";
-import { assertFence, claimFence } from "./fence.js";
+import { assertFence, claimFence, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
 import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
@@ -56,7 +56,6 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
         throw new StoreError("invalid_argument", "appendHistory: all entries must belong to one tenant and conversation");
       }
       return db.transaction(async (tx) => {
-        await assertFence(tx, tenantId, fence);
         // Creating-or-touching the conversation row takes its row lock until commit: concurrent
         // appenders to this conversation queue here, so each reads the max(seq) the previous
         // one committed (READ COMMITTED takes a fresh snapshot per statement) and seqs stay contiguous.
@@ -103,7 +102,10 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
 
         const bySeq = new Map([...stored.values()].map((r) => [r.seq, r]));
         if (fresh.length > 0) {
-          for (const r of await tx.insert(history).values(fresh).returning()) bySeq.set(r.seq, r);
+          // Fenced: the insert itself refuses a stale epoch (no row), and the transaction rolls back.
+          const inserted = fence === undefined ? await tx.insert(history).values(fresh).returning() : await tx.insert(history).select(fencedRows(fresh, fenceHolds(tenantId, fence))).returning();
+          if (inserted.length === 0) throw fencedError(fence!);
+          for (const r of inserted) bySeq.set(r.seq, r);
         }
         return seqs.map((seq) => {
           const row = bySeq.get(seq);
@@ -120,26 +122,26 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
 
     async markInterrupted(tenantId, conversationId, seqs, fence) {
       if (seqs.length === 0) return;
-      await db.transaction(async (tx) => {
-        await assertFence(tx, tenantId, fence);
-        await tx
-          .update(history)
-          .set({ interrupted: true })
-          .where(and(historyOf(tenantId, conversationId), inArray(history.seq, seqs)));
-      });
+      const marks = and(historyOf(tenantId, conversationId), inArray(history.seq, seqs));
+      const marked = await db
+        .update(history)
+        .set({ interrupted: true })
+        .where(fence === undefined ? marks : and(marks, fenceHolds(tenantId, fence)))
+        .returning({ seq: history.seq });
+      // Nothing marked: the statement refused a stale epoch, or none of the seqs exist; say which.
+      if (marked.length === 0) await assertFence(db, tenantId, fence);
     },
 
     async saveCheckpoint(c, fence) {
-      await db.transaction(async (tx) => {
-        await assertFence(tx, c.tenantId, fence);
-        await tx.insert(checkpoints).values({
-          tenantId: c.tenantId,
-          conversationId: c.conversationId,
-          requestId: c.requestId,
-          generation: c.generation,
-          state: c.state,
-        });
-      });
+      if (fence === undefined) {
+        await db.insert(checkpoints).values({ tenantId: c.tenantId, conversationId: c.conversationId, requestId: c.requestId, generation: c.generation, state: c.state });
+        return;
+      }
+      const columns = sql.join([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state].map((col) => sql.identifier(col.name)), sql`, `);
+      const saved = await db.execute(
+        sql`insert into ${checkpoints} (${columns}) select ${c.tenantId}, ${c.conversationId}, ${c.requestId}, ${c.generation}::integer, ${c.state}::bytea where ${fenceHolds(c.tenantId, fence)} returning 1`,
+      );
+      if (rowsOf(saved).length === 0) throw fencedError(fence);
     },
 
     async latestCheckpoint(tenantId, conversationId) {
@@ -178,6 +180,28 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return closing;
     },
   };
+}
+
+/**
+ * New history rows as the SELECT of a fenced `INSERT … SELECT`: every column in table order,
+ * each parameter cast to its column's type, written only while `holds`.
+ */
+function fencedRows(rows: (typeof history.$inferInsert)[], holds: SQL): SQL {
+  const columns = Object.values(getTableColumns(history));
+  const values = rows.map((r) => {
+    const record = r as Record<string, unknown>;
+    const cells = Object.entries(getTableColumns(history)).map(([key, col]) =>
+      key === "createdAt" ? sql`now()` : sql`${sql.param(record[key] ?? null, col)}::${sql.raw(col.getSQLType())}`,
+    );
+    return sql`(${sql.join(cells, sql`, `)})`;
+  });
+  return sql`select * from (values ${sql.join(values, sql`, `)}) as fresh (${sql.join(columns.map((c) => sql.identifier(c.name)), sql`, `)}) where ${holds}`;
+}
+
+/** The rows of a raw statement's result (both drivers answer `{ rows }`). */
+function rowsOf(result: unknown): unknown[] {
+  const rows = (result as { rows?: unknown }).rows;
+  return Array.isArray(rows) ? rows : [];
 }
 
 function toRow(e: NewHistoryEntry, seq: number, dedupeKey: string | null): typeof history.$inferInsert {

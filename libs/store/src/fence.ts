@@ -1,4 +1,4 @@
-import { and, eq, lt, sql } from "drizzle-orm";
+import { and, eq, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "./db.js";
 import { StoreError } from "./errors.js";
 import { runFences } from "./schema.js";
@@ -26,10 +26,31 @@ export async function claimFence(db: Executor, tenantId: string, fence: RunFence
 }
 
 /**
- * The first statement of a fenced write's transaction: reads the generation's latest claim
- * under a share lock, and throws StoreError "fenced" (the transaction rolls back, nothing is
- * written) when it is newer than the writer's epoch. A claim's upsert needs the row's exclusive
- * lock, so it waits until the write committed: no claim can fall between the check and the write.
+ * The condition a fenced write puts in its own statement (`INSERT … SELECT … WHERE` it, or
+ * `UPDATE … WHERE … AND` it): true unless a claim newer than `fence.epoch` is recorded for the
+ * generation, so a stale owner's write writes nothing. The fence row is read under a share lock:
+ * a claim's upsert needs the row's exclusive lock, so it waits until the write committed, and a
+ * claim that committed first is what the write sees (no claim falls between check and write).
+ */
+export function fenceHolds(tenantId: string, fence: RunFence): SQL {
+  const claimed = sql`select ${runFences.epoch} from ${runFences} where ${and(
+    eq(runFences.tenantId, tenantId),
+    eq(runFences.requestId, fence.requestId),
+    eq(runFences.generation, fence.generation),
+  )} for share`;
+  return sql`coalesce((${claimed}), ${fence.epoch}) <= ${fence.epoch}`;
+}
+
+/** What a write refused by `fenceHolds` throws (its transaction, if any, rolls back). */
+export function fencedError(fence: RunFence): StoreError {
+  return new StoreError("fenced", `run ${fence.requestId} generation ${fence.generation}: epoch ${fence.epoch} was fenced by a newer claim`);
+}
+
+/**
+ * The first statement of a fenced write's transaction (for writes not yet expressed as one
+ * statement): reads the generation's latest claim under a share lock, and throws StoreError
+ * "fenced" (the transaction rolls back, nothing is written) when it is newer than the writer's
+ * epoch.
  */
 export async function assertFence(tx: Executor, tenantId: string, fence: RunFence | undefined): Promise<void> {
   if (fence === undefined) return;
@@ -38,7 +59,5 @@ export async function assertFence(tx: Executor, tenantId: string, fence: RunFenc
     .from(runFences)
     .where(and(eq(runFences.tenantId, tenantId), eq(runFences.requestId, fence.requestId), eq(runFences.generation, fence.generation)))
     .for("share");
-  if (row !== undefined && row.epoch > fence.epoch) {
-    throw new StoreError("fenced", `run ${fence.requestId} generation ${fence.generation}: epoch ${fence.epoch} was fenced by epoch ${row.epoch}`);
-  }
+  if (row !== undefined && row.epoch > fence.epoch) throw fencedError(fence);
 }

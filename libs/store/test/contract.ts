@@ -246,6 +246,36 @@ export function storeContract(name: string, factory: StoreFactory): void {
         expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([2]);
       });
 
+      it("refuses in the write itself: racing a claim, every write is either stored and reported, or refused and absent", async () => {
+        const { tenant, conv } = ids();
+        await store.claimRun(tenant, fence(1));
+        const writes = Array.from({ length: 12 }, (_, i) =>
+          i % 2 === 0
+            ? store.appendHistory([entry(tenant, conv, { body: { text: `w${i}` } })], fence(1))
+            : store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "req-1", generation: 1, state: new Uint8Array([i]) }, fence(1)),
+        );
+        const claim = store.claimRun(tenant, fence(2));
+        const outcomes = await Promise.allSettled(writes);
+        expect(await claim).toBe(true);
+        for (const o of outcomes) if (o.status === "rejected") expect(isStoreError(o.reason, "fenced")).toBe(true);
+        const storedTexts = (await store.listHistory(tenant, conv)).map((e) => (e.body as { text: string }).text);
+        const reported = outcomes.flatMap((o, i) => (o.status === "fulfilled" && i % 2 === 0 ? [`w${i}`] : []));
+        expect(storedTexts.sort()).toEqual(reported.sort());
+        const saved = outcomes.flatMap((o, i) => (o.status === "fulfilled" && i % 2 === 1 ? [i] : []));
+        const latest = await store.latestCheckpoint(tenant, conv);
+        if (saved.length === 0) expect(latest).toBeUndefined();
+        else expect(saved).toContain(latest?.state[0]);
+        // Once the claim is recorded, nothing of the old epoch gets in.
+        const late = await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "req-1", generation: 1, state: new Uint8Array([99]) }, fence(1)).then(() => undefined, (e: unknown) => e);
+        expect(isStoreError(late, "fenced")).toBe(true);
+      });
+
+      it("a current owner marking seqs that do not exist is no error", async () => {
+        const { tenant, conv } = ids();
+        await store.claimRun(tenant, fence(4));
+        await store.markInterrupted(tenant, conv, [41, 42], fence(4));
+      });
+
       it("never lowers the epoch: a stale claim reports false and changes nothing", async () => {
         const { tenant, conv } = ids();
         expect(await store.claimRun(tenant, fence(3))).toBe(true);

@@ -44,7 +44,8 @@ describe("message builders", () => {
     const rr = m.message.value;
     expect(rr.conversationId).toBe("c1");
     expect(rr.runId).toBe("r1");
-    expect(rr.conversationState).toBeDefined();
+    // No state given: the message carries none (a client that keeps no state), not an empty one.
+    expect(rr.conversationState).toBeUndefined();
     expect(rr.action?.action.case).toBe("userMessageAction");
     if (rr.action?.action.case !== "userMessageAction") return;
     expect(rr.action.action.value.userMessage).toMatchObject({ text: "hi", messageId: "m1", mode: AgentMode.ASK });
@@ -54,6 +55,9 @@ describe("message builders", () => {
   });
 
   it("run_request without credentials, and with bedrock / azure ones", () => {
+    // A state with zero turns survives the wire as present (restored to the beginning).
+    const zero = roundTrip(runRequestMessage({ text: "t", conversationId: "c", modelId: "m", conversationState: {} }));
+    expect(zero.message.case === "runRequest" && zero.message.value.conversationState?.turns).toEqual([]);
     const none = roundTrip(runRequestMessage({ text: "t", conversationId: "c", modelId: "m" }));
     expect(none.message.case === "runRequest" && none.message.value.requestedModel?.credentials.case).toBeUndefined();
     const bedrock = roundTrip(runRequestMessage({ text: "t", conversationId: "c", modelId: "m", credentials: { bedrock: { accessKey: "AK", secretKey: "SK", region: "us-east-1" } } }));
