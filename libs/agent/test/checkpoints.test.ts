@@ -15,7 +15,7 @@ import {
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
 import type { ContentMode } from "../src/metering-content.js";
-import { ackKv, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
+import { ackKv, simTarget, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
 /** The route's context window: what every checkpoint must report as its maximum. */
 const WINDOW = 64_000;
@@ -43,10 +43,7 @@ interface Turn {
 function engineFor(mode: ContentMode) {
   return testEngine(sim, bus, store, {
     content: { modeFor: async () => mode },
-    resolveTargets: () => ({
-      ok: true as const,
-      targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway" as const, contextWindow: WINDOW }],
-    }),
+    resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
   });
 }
 

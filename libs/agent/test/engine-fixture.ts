@@ -1,11 +1,15 @@
 // What the engine tests share: one fixed simulator target, short timers, and the client's side
 // of the KV handshake (every set_blob_args acknowledged through the input).
+import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { createMemoryBus, type Bus, type RequestRef } from "@byok/bus";
+import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
+import { createMemoryBus, createRedisBus, type Bus, type BusOptions, type RequestRef } from "@byok/bus";
+import type { ProviderTarget } from "@byok/protocol";
 import { createProviderAdapter, retryPolicy } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import { startSimulator, type Simulator } from "@byok/testing";
+import { deleteKeysMatching, startSimulator, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
 import { createRunEngine, type RunEngine, type RunEngineDeps } from "../src/index.js";
 
@@ -19,7 +23,7 @@ export interface EngineWorld {
 
 export async function startEngineWorld(): Promise<EngineWorld> {
   const sim = await startSimulator();
-  const bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 });
+  const bus = createMemoryBus(BUS_OPTIONS);
   const store = await createStore({ driver: "pglite" });
   return {
     sim,
@@ -33,16 +37,44 @@ export async function startEngineWorld(): Promise<EngineWorld> {
   };
 }
 
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+export const BUS_OPTIONS: BusOptions = { seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 };
+
+/**
+ * A bus of `kind` for the enclosing describe block (the Redis one under a fresh key prefix,
+ * its keys deleted afterwards); the returned getter answers once the block's tests run.
+ */
+export function suiteBus(kind: "memory" | "redis", name: string): () => Bus {
+  const keyPrefix = `test:agent:${name}:${randomUUID().slice(0, 8)}`;
+  let bus: Bus | undefined;
+  beforeAll(() => {
+    bus = kind === "memory" ? createMemoryBus(BUS_OPTIONS) : createRedisBus({ redis: REDIS_URL, keyPrefix, options: BUS_OPTIONS });
+  });
+  afterAll(async () => {
+    await bus?.close();
+    if (kind !== "redis") return;
+    const redis = new Redis(REDIS_URL);
+    await deleteKeysMatching(redis, `${keyPrefix}:*`);
+    await redis.quit();
+  });
+  return () => {
+    if (!bus) throw new Error("suiteBus: the bus exists only while the block's tests run");
+    return bus;
+  };
+}
+
+/** The simulator as an OpenAI Chat target with a gateway key (`contextWindow`: the route's, if it says). */
+export function simTarget(sim: Simulator, contextWindow?: number): ProviderTarget {
+  return { kind: "openai-chat", model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway", ...(contextWindow === undefined ? {} : { contextWindow }) };
+}
+
 export function testEngine(sim: Simulator, bus: Bus, store: Store, extra: Partial<RunEngineDeps> = {}): RunEngine {
   return createRunEngine({
     bus,
     store,
     adapterFor: (k) => createProviderAdapter(k),
     // One fixed gateway target: routing itself is tested where it lives (libs/providers, tenancy).
-    resolveTargets: () => ({
-      ok: true as const,
-      targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway" as const }],
-    }),
+    resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim)] }),
     retryPolicy: retryPolicy({ baseDelayMs: 5 }),
     timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000, deltaCoalesceMs: 20 },
     logger: createLogger({ service: "test", level: "silent" }),

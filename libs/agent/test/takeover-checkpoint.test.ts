@@ -4,20 +4,16 @@
 // progress (the summary pass re-runs over the same history, not as an ordinary pass).
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryBus, createRedisBus, type Bus, type BusOptions, type RequestRef } from "@byok/bus";
+import type { Bus, RequestRef } from "@byok/bus";
 import { blobKey } from "@byok/protocol";
 import { createStore, type Store } from "@byok/store";
-import { deleteKeysMatching, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
 import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
-
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const OPTIONS: BusOptions = { seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 };
+import { ackKv, describeFrame, simTarget, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
 /** Small enough that turn two (turn one's long question, tools, a short question) is compacted first. */
 const WINDOW = 8_000;
 
@@ -38,36 +34,16 @@ const frames = async (bus: Bus, ref: RequestRef) => (await bus.readOutput(ref, 1
 const checkpoints = (fs: AgentServerMessage[]) =>
   fs.flatMap((f) => (f.message.case === "conversationCheckpointUpdate" ? [f.message.value] : [])) as ConversationStateStructure[];
 
-/** About `chars` characters of varied prose. */
-function prose(tag: string, chars: number): string {
-  const words = ["gateway", "provider", "context", "window", "summary", "turn", "model", "tokens", "history", "compaction"];
-  let out = `${tag}:`;
-  for (let i = 0; out.length < chars; i++) out += ` ${words[(i * 7) % words.length]}${i % 13}`;
-  return out;
-}
-
 describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus)", (busKind) => {
-  const keyPrefix = `test:agent:ckpt:${randomUUID().slice(0, 8)}`;
+  const busOf = suiteBus(busKind, "ckpt");
   let bus: Bus;
+  beforeAll(() => {
+    bus = busOf();
+  });
   const engine = () =>
     testEngine(sim, bus, store, {
-      resolveTargets: () => ({
-        ok: true as const,
-        targets: [{ kind: "openai-chat" as const, model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway" as const, contextWindow: WINDOW }],
-      }),
+      resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
     });
-
-  beforeAll(() => {
-    bus = busKind === "memory" ? createMemoryBus(OPTIONS) : createRedisBus({ redis: REDIS_URL, keyPrefix, options: OPTIONS });
-  });
-  afterAll(async () => {
-    await bus.close();
-    if (busKind === "redis") {
-      const redis = new Redis(REDIS_URL);
-      await deleteKeysMatching(redis, `${keyPrefix}:*`);
-      await redis.quit();
-    }
-  });
 
   /** One turn without client state, run to its end by one owner. */
   async function wholeTurn(conversationId: string, text: string): Promise<AgentServerMessage[]> {
@@ -128,7 +104,7 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
 
   it("a compaction in progress: the new owner re-runs the summary pass over the same history", async () => {
     const conv = `c-compact-${busKind}-${randomUUID().slice(0, 8)}`;
-    await wholeTurn(conv, prose("QUESTION-ONE", 20_000));
+    await wholeTurn(conv, `QUESTION-ONE: ${Array.from({ length: 2_500 }, (_, i) => `word${i}`).join(" ")}`);
     sim.enqueue(
       { text: ["SUMMARY-cut ", "more ", "more ", "more"], chunkDelayMs: 200, usage: { inputTokens: 5, outputTokens: 4 } },
       { text: ["SUMMARY: question one, at length."], usage: { inputTokens: 5, outputTokens: 5 } },

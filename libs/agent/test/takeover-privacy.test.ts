@@ -4,17 +4,12 @@
 // and on the Redis bus — and the store still holds no content.
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMemoryBus, createRedisBus, type Bus, type BusOptions } from "@byok/bus";
 import { createStore, type Store } from "@byok/store";
-import { deleteKeysMatching, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
 import type { ContentMode } from "../src/metering-content.js";
-import { ackKv, describeFrame, testEngine, waitFor } from "./engine-fixture.js";
-
-const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-const OPTIONS: BusOptions = { seqnoWindow: 64, maxOutputFrames: 1000, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 };
+import { ackKv, describeFrame, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
 
 let sim: Simulator;
 let store: Store;
@@ -28,23 +23,11 @@ afterAll(async () => {
 });
 
 describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run that stores no content (%s bus)", (busKind) => {
-  const keyPrefix = `test:agent:privacy:${randomUUID().slice(0, 8)}`;
-  let bus: Bus;
-
-  beforeAll(() => {
-    bus = busKind === "memory" ? createMemoryBus(OPTIONS) : createRedisBus({ redis: REDIS_URL, keyPrefix, options: OPTIONS });
-  });
-  afterAll(async () => {
-    await bus.close();
-    if (busKind === "redis") {
-      const redis = new Redis(REDIS_URL);
-      await deleteKeysMatching(redis, `${keyPrefix}:*`);
-      await redis.quit();
-    }
-  });
+  const busOf = suiteBus(busKind, "privacy");
 
   // ghost mode and retention `none` → ephemeral; retention `metadata` → ephemeral_keep_conversation.
   it.each(["ephemeral", "ephemeral_keep_conversation", "store"] as const)("content mode %s", async (mode: ContentMode) => {
+    const bus = busOf();
     const conversationId = `c-${mode}-${randomUUID().slice(0, 8)}`;
     const ref = { tenantId: "t", requestId: `privacy-${randomUUID()}` };
     sim.enqueue(
