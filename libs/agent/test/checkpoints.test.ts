@@ -15,7 +15,7 @@ import {
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
 import type { ContentMode } from "../src/metering-content.js";
-import { ackKv, simTarget, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
+import { ackKv, simTarget, TEST_TIMERS, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
 /** The route's context window: what every checkpoint must report as its maximum. */
 const WINDOW = 64_000;
@@ -44,6 +44,8 @@ function engineFor(mode: ContentMode) {
   return testEngine(sim, bus, store, {
     content: { modeFor: async () => mode },
     resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
+    // Every checkpoint is published (its acknowledgements never miss the wait on a loaded machine).
+    timers: { ...TEST_TIMERS, kvAckTimeoutMs: 30_000 },
   });
 }
 

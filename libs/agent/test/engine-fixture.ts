@@ -63,6 +63,9 @@ export function suiteBus(kind: "memory" | "redis", name: string): () => Bus {
   };
 }
 
+/** Short timers (a checkpoint whose blobs are not acknowledged within 200 ms is skipped). */
+export const TEST_TIMERS: RunEngineDeps["timers"] = { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000, deltaCoalesceMs: 20 };
+
 /** The simulator as an OpenAI Chat target with a gateway key (`contextWindow`: the route's, if it says). */
 export function simTarget(sim: Simulator, contextWindow?: number): ProviderTarget {
   return { kind: "openai-chat", model: "sim", baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway", ...(contextWindow === undefined ? {} : { contextWindow }) };
@@ -76,7 +79,7 @@ export function testEngine(sim: Simulator, bus: Bus, store: Store, extra: Partia
     // One fixed gateway target: routing itself is tested where it lives (libs/providers, tenancy).
     resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim)] }),
     retryPolicy: retryPolicy({ baseDelayMs: 5 }),
-    timers: { reconnectGraceMs: 60_000, presenceCheckMs: 1_000, kvAckTimeoutMs: 200, toolTimeoutMs: 5_000, prewarmTtlMs: 5_000, snapshotIntervalMs: 250, conversationRunTtlMs: 3_600_000, deltaCoalesceMs: 20 },
+    timers: TEST_TIMERS,
     logger: createLogger({ service: "test", level: "silent" }),
     ...extra,
   });

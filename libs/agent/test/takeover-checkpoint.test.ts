@@ -13,7 +13,7 @@ import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import { ackKv, describeFrame, simTarget, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
+import { ackKv, describeFrame, simTarget, TEST_TIMERS, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
 /** Small enough that turn two (turn one's long question, tools, a short question) is compacted first. */
 const WINDOW = 8_000;
 
@@ -43,6 +43,8 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
   const engine = () =>
     testEngine(sim, bus, store, {
       resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
+      // Every checkpoint is published (its acknowledgements never miss the wait on a loaded machine).
+      timers: { ...TEST_TIMERS, kvAckTimeoutMs: 30_000 },
     });
 
   /** One turn without client state, run to its end by one owner. */
