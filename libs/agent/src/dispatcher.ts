@@ -1,5 +1,5 @@
-import type { Bus, RequestRef, RunDispatcher, TraceCarrier } from "@byok/bus";
-import type { Logger } from "@byok/telemetry";
+import type { Bus, RequestRef, RunDispatcher } from "@byok/bus";
+import type { Logger, TraceCarrier } from "@byok/telemetry";
 import { endFailedGeneration } from "./failed-run.js";
 import type { RunEngine } from "./ports.js";
 

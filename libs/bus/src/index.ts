@@ -4,4 +4,4 @@ export { createMemoryBus } from "./memory/memory-bus.js";
 export { createRedisBus, requestKeys, BusUnavailableError, type RedisBusConfig, type RedisConnectionOptions, type RequestKeys } from "./redis/index.js";
 export { isClusterTarget, type RedisClusterTarget, type RedisTarget } from "./redis/index.js";
 export * from "./bullmq/index.js";
-export { principalMeta, principalFromMeta, type RunPrincipal } from "./principal.js";
+export { ANONYMOUS_PRINCIPAL, type EntryMeta, type RunPrincipal } from "./entry-meta.js";

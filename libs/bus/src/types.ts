@@ -14,8 +14,8 @@
  *   epoch may append output.
  */
 
-/** W3C trace context carrier (traceparent / tracestate) stored with every entry. */
-export type TraceCarrier = Record<string, string>;
+import type { TraceCarrier } from "@byok/telemetry";
+import type { EntryMeta } from "./entry-meta.js";
 
 export interface RequestRef {
   tenantId: string;
@@ -30,7 +30,7 @@ export interface InputEntry {
   seqno: bigint;
   /** Serialized agent.v1.AgentClientMessage. */
   payload: Uint8Array;
-  trace: TraceCarrier;
+  meta: EntryMeta;
 }
 
 export type AppendOutcome =
@@ -96,7 +96,7 @@ export interface Bus {
    * without ordering. When the latest generation has ended (or none exists), seqno 1 (or a
    * seqno ≤ 0 append) starts a new generation. Resolves once the outcome is durable.
    */
-  appendInput(ref: RequestRef, seqno: bigint, payload: Uint8Array, trace: TraceCarrier): Promise<AppendOutcome>;
+  appendInput(ref: RequestRef, seqno: bigint, payload: Uint8Array, meta: EntryMeta): Promise<AppendOutcome>;
 
   // ---- readers: RunSSE -----------------------------------------------------------------
 

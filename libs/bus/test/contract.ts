@@ -169,11 +169,25 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
     it("carries trace context with input and output entries", async () => {
       const r = ref();
       const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
-      await bus.appendInput(r, 1n, bytes("x"), trace);
-      expect((await bus.readInput(r, 1, 0))[0]?.trace).toEqual(trace);
+      await bus.appendInput(r, 1n, bytes("x"), { trace });
+      expect((await bus.readInput(r, 1, 0))[0]?.meta).toEqual({ trace });
       const e = await bus.claim(r, 1);
       await bus.appendOutput(r, 1, e, [bytes("a")], trace);
       expect((await bus.readOutput(r, 1, 0, 1)).entries[0]?.trace).toEqual(trace);
+    });
+
+    it("carries the run's principal with input entries, apart from the trace context, buffered or not", async () => {
+      const r = ref();
+      const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+      const principal = { userId: "u-1", keyId: "k-1", originalRequestId: "orig-1", ghostMode: true };
+      await bus.appendInput(r, 2n, bytes("second, buffered"), { trace, principal: { ...principal, ghostMode: false } });
+      await bus.appendInput(r, 1n, bytes("first"), { trace, principal });
+      await bus.appendInput(r, 0n, bytes("unordered, no principal"), { trace: {} });
+      const [first, second, third] = await bus.readInput(r, 1, 0);
+      expect(first?.meta).toEqual({ trace, principal });
+      expect(second?.meta).toEqual({ trace, principal: { ...principal, ghostMode: false } });
+      // No principal stored: readers fall back to ANONYMOUS_PRINCIPAL.
+      expect(third?.meta).toEqual({ trace: {} });
     });
 
     it("shares reader presence and records when the last reader left", async () => {

@@ -1,6 +1,6 @@
 import { SpanKind, trace } from "@opentelemetry/api";
 import type { HandlerContext } from "@connectrpc/connect";
-import { principalMeta, type Bus, type RunDispatcher } from "@byok/bus";
+import type { Bus, RunDispatcher, RunPrincipal } from "@byok/bus";
 import { decodeClientMessage } from "@byok/protocol";
 import { ATTR, injectTraceContext, SPAN, withSpan, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
@@ -80,18 +80,18 @@ export function createClientAppender(deps: BidiAppendDeps) {
       }
     }
     // Who the run belongs to, stored with the entry (next to its trace context) for the worker.
-    const meta = principalMeta({
+    const runPrincipal: RunPrincipal = {
       userId: principal.userId,
       keyId: principal.keyId,
       originalRequestId: headers.originalRequestId,
       ghostMode: headers.ghostMode || enforced,
-    });
+    };
     const producer = { kind: SpanKind.PRODUCER, attributes: { [ATTR.requestId]: requestId, [ATTR.messagingOperation]: "send" } };
     let outcome;
     try {
       // The bus entry's span: the worker's run span is its child.
       outcome = await withSpan(tracer, SPAN.busAppendInput, producer, async (s) => {
-        const o = await deps.bus.appendInput(ref, seqno, payload, { ...injectTraceContext(), ...meta });
+        const o = await deps.bus.appendInput(ref, seqno, payload, { trace: injectTraceContext(), principal: runPrincipal });
         s.setAttribute(ATTR.appendOutcome, o.status);
         return o;
       });
@@ -101,7 +101,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
         // The job carries its dispatch span's context; the run span links to it.
         await withSpan(tracer, SPAN.jobDispatch, producer, (s) => {
           s.setAttribute(ATTR.generation, generation);
-          return deps.dispatcher.dispatch(ref, generation, { ...injectTraceContext(), ...meta });
+          return deps.dispatcher.dispatch(ref, generation, injectTraceContext());
         });
       }
     } catch (err) {

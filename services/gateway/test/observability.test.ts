@@ -14,7 +14,6 @@ import {
   createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics, waitFor,
   type CursorClient, type WorkspaceExecutor,
 } from "@byok/testing";
-import { principalFromMeta } from "@byok/bus";
 import type { AgentClientMessage, AgentServerMessage } from "@byok/wire";
 import { startHarness, type Harness } from "./harness.js";
 
@@ -184,7 +183,7 @@ describe("observability through the embedded gateway", () => {
       // The edge resolved the effective flag once: every consumer of the entry reads ghost mode.
       const ref = { tenantId: "sealed-book", requestId };
       const [first] = await h.gw.bus.readInput(ref, (await h.gw.bus.latestGeneration(ref))!.generation, 0);
-      expect(principalFromMeta(first?.trace).ghostMode, String(header)).toBe(true);
+      expect(first?.meta.principal?.ghostMode, String(header)).toBe(true);
       const run = await runSpanOf(requestId);
       const inTrace = spans().filter((s) => s.spanContext().traceId === run.spanContext().traceId);
       expect(inTrace.some((s) => s.kind === SpanKind.CLIENT)).toBe(true);

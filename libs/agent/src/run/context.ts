@@ -1,8 +1,8 @@
-import { principalFromMeta, type RequestRef, type RunPrincipal, type TraceCarrier } from "@byok/bus";
+import { ANONYMOUS_PRINCIPAL, type RequestRef, type RunPrincipal } from "@byok/bus";
 import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState, type ProviderTarget } from "@byok/protocol";
 import { isStoreError, type RunFence, type Store } from "@byok/store";
 import type { AgentServerMessage } from "@byok/wire";
-import type { FencedWrite, Logger } from "@byok/telemetry";
+import type { FencedWrite, Logger, TraceCarrier } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
 import type { ContentMode, RunContent } from "../metering-content.js";
@@ -41,7 +41,7 @@ export class RunContext {
   lost = false;
   /** An unexpected error of a task beside the loop (a model stream): ends the loop, rethrown. */
   crashed: { err: unknown } | undefined;
-  principal: RunPrincipal = principalFromMeta(undefined);
+  principal: RunPrincipal = ANONYMOUS_PRINCIPAL;
   traceCarrier: TraceCarrier = {};
   /** Where this run writes content (history, blobs, conversation row): the store or its memory. */
   content: Store;

@@ -1,8 +1,8 @@
 import { trace, SpanKind, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
-import { principalFromMeta, type RequestRef, type TraceCarrier } from "@byok/bus";
+import { ANONYMOUS_PRINCIPAL, type RequestRef } from "@byok/bus";
 import { isStoreError } from "@byok/store";
 import { isEnded, step, type RunEvent } from "@byok/protocol";
-import { ATTR, extractTraceContext, injectTraceContext, SPAN } from "@byok/telemetry";
+import { ATTR, extractTraceContext, injectTraceContext, SPAN, type TraceCarrier } from "@byok/telemetry";
 import { contentStore } from "../metering-content.js";
 import type { RunEngineDeps } from "../ports.js";
 import { RunContext } from "./context.js";
@@ -40,7 +40,7 @@ export class GenerationRun {
     // Independent reads go out together (one round trip instead of two).
     const [entries, info] = await Promise.all([bus.readInput(this.ref, this.generation, 0), bus.latestGeneration(this.ref)]);
     const first = entries[0];
-    const parent = first ? extractTraceContext(first.trace) : otelContext.active();
+    const parent = first ? extractTraceContext(first.meta.trace) : otelContext.active();
     // Child of the bus entry that started the generation, linked to the job that dispatched it.
     const job = trace.getSpanContext(extractTraceContext(this.jobTrace));
     const span = tracer.startSpan(
@@ -63,7 +63,7 @@ export class GenerationRun {
           ctx.fencedOut("claim");
           return;
         }
-        ctx.principal = principalFromMeta(first?.trace);
+        ctx.principal = first?.meta.principal ?? ANONYMOUS_PRINCIPAL;
         // After the claim (so no older owner writes a newer one), the snapshot is read while the
         // tenant's content mode is looked up.
         const [snapshot, mode] = await Promise.all([bus.loadSnapshot(this.ref, this.generation), ctx.deps.content?.modeFor(this.ref.tenantId, ctx.principal)]);

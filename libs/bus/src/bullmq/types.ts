@@ -1,4 +1,4 @@
-import type { TraceCarrier } from "../types.js";
+import type { TraceCarrier } from "@byok/telemetry";
 
 /** Data of one run job: which generation of which request to run. */
 export interface RunJobData {

@@ -1,7 +1,8 @@
 import { GenerationGoneError } from "../errors.js";
+import { decodeEntryMeta, encodeEntryMeta, type EntryMeta } from "../entry-meta.js";
 import type {
   AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult,
-  OutputEntry, OutputRead, RequestRef, TraceCarrier, Unsubscribe,
+  OutputEntry, OutputRead, RequestRef, Unsubscribe,
 } from "../types.js";
 
 interface GenerationState {
@@ -13,7 +14,7 @@ interface GenerationState {
   /** Next expected append_seqno of this generation. */
   nextSeqno: bigint;
   /** Appends received ahead of a gap, by seqno. */
-  buffered: Map<bigint, { payload: Uint8Array; trace: TraceCarrier }>;
+  buffered: Map<bigint, { payload: Uint8Array; meta: EntryMeta }>;
   /** Retention passed: content dropped, the generation reads as absent; sequence state kept. */
   expired: boolean;
 }
@@ -92,7 +93,9 @@ export function createMemoryBus(opts: BusOptions): Bus {
     requests.get(keyOf(ref))?.generations.get(generation);
 
   return {
-    async appendInput(ref, seqno, payload, trace): Promise<AppendOutcome> {
+    async appendInput(ref, seqno, payload, given): Promise<AppendOutcome> {
+      // Stored as the Redis bus stores it, so both read back the same metadata.
+      const meta = decodeEntryMeta(encodeEntryMeta(given));
       const k = keyOf(ref);
       let r = requests.get(k);
       if (!r) {
@@ -121,7 +124,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
       if (started) queueMicrotask(() => notify(outputWatchers, k));
       if (seqno <= 0n) {
         if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
-        g.input.push({ index: g.input.length, seqno, payload, trace });
+        g.input.push({ index: g.input.length, seqno, payload, meta });
         notify(inputWatchers, k);
         return { status: "accepted", generation, startedGeneration: started };
       }
@@ -131,15 +134,15 @@ export function createMemoryBus(opts: BusOptions): Bus {
       }
       if (seqno > g.nextSeqno) {
         if (g.input.length + g.buffered.size >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
-        g.buffered.set(seqno, { payload, trace });
+        g.buffered.set(seqno, { payload, meta });
         return { status: "buffered", generation };
       }
       if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
-      g.input.push({ index: g.input.length, seqno, payload, trace });
+      g.input.push({ index: g.input.length, seqno, payload, meta });
       g.nextSeqno += 1n;
       for (let next = g.buffered.get(g.nextSeqno); next; next = g.buffered.get(g.nextSeqno)) {
         g.buffered.delete(g.nextSeqno);
-        g.input.push({ index: g.input.length, seqno: g.nextSeqno, payload: next.payload, trace: next.trace });
+        g.input.push({ index: g.input.length, seqno: g.nextSeqno, payload: next.payload, meta: next.meta });
         g.nextSeqno += 1n;
       }
       notify(inputWatchers, k);

@@ -1,5 +1,7 @@
 // Stream entry ↔ bus entry mapping. Payloads stay Buffers end to end (never utf8-decoded).
-import type { EndStatus, InputEntry, OutputEntry, TraceCarrier } from "../types.js";
+import type { TraceCarrier } from "@byok/telemetry";
+import { decodeEntryMeta } from "../entry-meta.js";
+import type { EndStatus, InputEntry, OutputEntry } from "../types.js";
 
 export type StreamEntry = [id: Buffer, fields: Buffer[]];
 
@@ -54,7 +56,7 @@ export function toInputEntry([id, raw]: StreamEntry): InputEntry {
     index: indexOfId(id),
     seqno: BigInt(f.get("s")?.toString("latin1") ?? "0"),
     payload: bytes(f.get("p")),
-    trace: decodeTrace(f.get("t")),
+    meta: decodeEntryMeta(decodeTrace(f.get("t"))),
   };
 }
 

@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import type {
   AppendOutcome, Bus, BusOptions, GenerationInfo, InputEntry, OutputAppendResult, OutputRead, RequestRef,
 } from "../types.js";
+import { encodeEntryMeta } from "../entry-meta.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
 import { conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
@@ -77,7 +78,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
   }
 
   return {
-    appendInput(ref, seqno, payload, trace): Promise<AppendOutcome> {
+    appendInput(ref, seqno, payload, meta): Promise<AppendOutcome> {
       const k = requestKeys(prefix, ref);
       return op("appendInput", async (): Promise<AppendOutcome> => {
         const r = await runScript(cmd, appendInputScript, {
@@ -85,7 +86,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           args: {
             seqno: seqno.toString(),
             payload: toBuffer(payload),
-            trace: encodeTrace(trace),
+            trace: encodeTrace(encodeEntryMeta(meta)),
             window: opts.seqnoWindow,
             maxInput: opts.maxInputEntries,
             seqTtlMs: seqTtlMs,
