@@ -21,6 +21,22 @@ describe("worker faults (real processes)", () => {
     await c?.close();
   });
 
+  /**
+   * The default tenant's budget once no lease is live: its Redis counter's tokens and its
+   * ledger rows' tokens this month.
+   */
+  async function settledBudget(): Promise<{ counterTokens: number; ledgerTokens: number }> {
+    const counter = `${c.keyPrefix}:budget:{default}:${new Date().toISOString().slice(0, 7)}:tenant`;
+    await waitFor(async () => (await c.redis.zcard(`${counter}:leases`)) === 0, 20_000, "no live budget lease");
+    const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema: c.schema });
+    try {
+      const ledger = await store.ledger.monthTotals("default", new Date(), undefined);
+      return { counterTokens: Number(await c.redis.hget(counter, "tokens")), ledgerTokens: ledger.tokens };
+    } finally {
+      await store.close();
+    }
+  }
+
   /** Runs one turn; `during` is called once, after the first non-notice text delta reached the client. */
   async function turnWithFault(
     requestId: string,
@@ -76,16 +92,9 @@ describe("worker faults (real processes)", () => {
     expect(encodeFrames(result.messages)).toEqual(encodeFrames(stored));
     // The dead worker's budget lease (in its run snapshot) was settled by the worker that took
     // over, once: no lease is left and the tenant's counter equals its ledger rows.
-    const counter = `${c.keyPrefix}:budget:{default}:${new Date().toISOString().slice(0, 7)}:tenant`;
-    await waitFor(async () => (await c.redis.zcard(`${counter}:leases`)) === 0, 20_000, "no live budget lease");
-    const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema: c.schema });
-    try {
-      const ledger = await store.ledger.monthTotals("default", new Date(), undefined);
-      expect(ledger.tokens).toBeGreaterThan(0);
-      expect(Number(await c.redis.hget(counter, "tokens"))).toBe(ledger.tokens);
-    } finally {
-      await store.close();
-    }
+    const budget = await settledBudget();
+    expect(budget.ledgerTokens).toBeGreaterThan(0);
+    expect(budget.counterTokens).toBe(budget.ledgerTokens);
     // Replace the killed worker for the next tests.
     c.workers = [...c.workers.filter((w) => w !== killed), await c.spawn("worker")];
   });
@@ -147,6 +156,7 @@ describe("worker faults (real processes)", () => {
     c.sim.enqueue(slowScript("stalled", 40, 50), { text: ["taken ", "over"], usage: { inputTokens: 6, outputTokens: 2 } });
     let paused: ServiceProcess | undefined;
     const metricsBefore = await scrapeWorkers();
+    const budgetBefore = await settledBudget();
     const requestId = `stop-${randomUUID()}`;
     const ref = { tenantId: "default", requestId };
     const client = createCursorClient({ baseUrl: c.ingress[1]!.url, authToken: c.authToken });
@@ -204,6 +214,10 @@ describe("worker faults (real processes)", () => {
     expect(taker("byok_runs_started_total")).toBe(0);
     expect(taker("byok_runs_ended_total", { code: "ok" })).toBe(1);
     expect(taker("byok_runs_active")).toBe(0);
+    // The cut attempt's budget lease was settled once, by the taker: the resumed owner's own
+    // settle changed nothing, so the counter moved exactly as the ledger did.
+    const budgetAfter = await settledBudget();
+    expect(budgetAfter.counterTokens - budgetBefore.counterTokens).toBe(budgetAfter.ledgerTokens - budgetBefore.ledgerTokens);
   });
 
   it("a worker stopped (SIGSTOP) while it awaits the provider and resumed after the takeover ended the turn stores nothing: one assistant message in Postgres", async () => {
