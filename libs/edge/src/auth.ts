@@ -1,4 +1,6 @@
-import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import { ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { Logger } from "@byok/telemetry";
+import { unavailable } from "./errors.js";
 
 /** Who a request belongs to. Every bus lookup is scoped by the tenant (docs/architecture.md property 9). */
 export interface Principal {
@@ -28,6 +30,21 @@ export function createOpenAuthenticator(tenantId: string): Authenticator {
 export const PRINCIPAL = createContextKey<Principal | undefined>(undefined, { description: "the authenticated principal" });
 
 /** The call's principal: the one the edge authenticated, else authenticated from the headers now. */
-export async function principalOf(ctx: HandlerContext, auth: Authenticator): Promise<Principal> {
-  return ctx.values.get(PRINCIPAL) ?? auth.authenticate(ctx.requestHeader);
+export async function principalOf(ctx: HandlerContext, auth: Authenticator, logger: Logger): Promise<Principal> {
+  return ctx.values.get(PRINCIPAL) ?? authenticateCaller(auth, ctx.requestHeader, logger);
+}
+
+/**
+ * Authenticates a caller at the edge. A failure that is not the caller's (the key store
+ * unreachable) is `unavailable` with a retry hint, never the store's own error text, which
+ * goes to the log.
+ */
+export async function authenticateCaller(auth: Authenticator, headers: Headers, logger: Logger): Promise<Principal> {
+  try {
+    return await auth.authenticate(headers);
+  } catch (err) {
+    if (err instanceof ConnectError) throw err;
+    logger.error({ err: err instanceof Error ? err.message : "unknown" }, "could not authenticate a caller");
+    throw unavailable("The gateway could not check the credentials (its key store is unavailable); retry shortly.");
+  }
 }

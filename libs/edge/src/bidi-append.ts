@@ -128,7 +128,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
 export function createBidiAppendHandler(deps: BidiAppendDeps) {
   const append = createClientAppender(deps);
   return async (req: BidiAppendRequest, ctx: HandlerContext): Promise<BidiAppendResponse> => {
-    const principal = await principalOf(ctx, deps.auth);
+    const principal = await principalOf(ctx, deps.auth, deps.logger);
     const requestId = req.requestId?.requestId ?? "";
     if (!requestId) throw invalidArgument("BidiAppend needs `request_id.request_id`.");
     const headers = readClientHeaders(ctx.requestHeader);

@@ -4,7 +4,8 @@ import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from
 import { createAsyncIterable, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes, parseContentType } from "@connectrpc/connect/protocol-connect";
 import { encodeEnvelope } from "@byok/wire";
-import { PRINCIPAL, type Authenticator } from "./auth.js";
+import type { Logger } from "@byok/telemetry";
+import { authenticateCaller, PRINCIPAL, type Authenticator } from "./auth.js";
 import { endStreamFor, invalidArgument, notFound, resourceExhausted } from "./errors.js";
 import { checkedEnvelopes, clip, COMPRESSIONS, decodeMessage, requestCompression } from "./request-messages.js";
 
@@ -17,6 +18,7 @@ export interface ConnectEdgeOptions {
   readMaxBytes: number;
   /** Every Connect-protocol call is authenticated before its body is read; handlers find the principal under PRINCIPAL. */
   auth: Authenticator;
+  logger: Logger;
 }
 
 /**
@@ -80,7 +82,7 @@ function guardHandler(h: UniversalHandler, opts: ConnectEdgeOptions): (req: Univ
     const type = parseContentType(contentType);
     let principal;
     try {
-      principal = await opts.auth.authenticate(req.header);
+      principal = await authenticateCaller(opts.auth, req.header, opts.logger);
     } catch (err) {
       const e = ConnectError.from(err);
       if (type?.stream && !unary) {

@@ -4,7 +4,7 @@ import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { Bus, RunDispatcher } from "@byok/bus";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
-import { principalOf, type Authenticator, type Principal } from "./auth.js";
+import { authenticateCaller, principalOf, type Authenticator, type Principal } from "./auth.js";
 import { createBidiAppendHandler, createClientAppender } from "./bidi-append.js";
 import { RUN_PATH, serveRun } from "./run.js";
 import type { OpenStreams } from "./open-streams.js";
@@ -56,9 +56,10 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     // Hex doubles the payload; leave room for the envelope and the other fields.
     readMaxBytes: deps.limits.maxPayloadBytes * 2 + 64 * 1024,
     auth: deps.auth,
+    logger: deps.logger,
     routes(router) {
       router.rpc(BidiService.method.bidiAppend, createBidiAppendHandler(appendDeps));
-      cp?.routes(router, (ctx) => principalOf(ctx, deps.auth));
+      cp?.routes(router, (ctx) => principalOf(ctx, deps.auth, deps.logger));
     },
   });
   const output = createRunSseFrames(deps);
@@ -67,7 +68,7 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
   /** The caller, or undefined once refused (`unauthenticated` as the route's protocol answers errors). */
   const authenticated = async (req: IncomingMessage, res: ServerResponse, headers: Headers): Promise<Principal | undefined> => {
     try {
-      return await deps.auth.authenticate(headers);
+      return await authenticateCaller(deps.auth, headers, deps.logger);
     } catch (err) {
       req.resume();
       const e = ConnectError.from(err);

@@ -29,7 +29,7 @@ export interface ApiKeyAuthenticator extends Authenticator {
  * Guarantees: resolves only for a known, unrevoked, unexpired key; otherwise rejects with
  * ConnectError `unauthenticated` + ERROR_BAD_API_KEY whose message says what is wrong
  * (missing, invalid, revoked, expired) without echoing the key. A store failure propagates
- * as thrown (the ingress maps it to `unavailable`).
+ * as thrown (the edge answers it `unavailable`, libs/edge/src/auth.ts `authenticateCaller`).
  */
 export function createApiKeyAuthenticator(opts: { keys: ApiKeyVerifier; now?: () => Date }): ApiKeyAuthenticator {
   const now = opts.now ?? (() => new Date());
