@@ -4,7 +4,7 @@ export { createInProcessDispatcher } from "./dispatcher.js";
 export { endFailedGeneration, INTERNAL_RUN_ERROR } from "./failed-run.js";
 export { chatItemsFromHistory } from "./history.js";
 export {
-  UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type AttemptOutcome, type Admission,
+  UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
 export { contentStore, type ContentMode, type ContentPolicy } from "./metering-content.js";

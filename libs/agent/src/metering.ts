@@ -2,9 +2,6 @@ import type { RequestRef, RunPrincipal } from "@byok/bus";
 import type { RunError, CredentialsSource, ProviderKind, Usage } from "@byok/protocol";
 import type { AttemptOutcome } from "@byok/store";
 
-/** How an attempt ended, as its ledger row records it. */
-export type { AttemptOutcome };
-
 /** One provider attempt, as metering sees it. Holds no secrets and no content. */
 export interface AttemptInfo {
   ref: RequestRef;

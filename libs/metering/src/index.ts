@@ -2,13 +2,13 @@
  * @byok/metering: pricing, monthly budgets and per-minute rate limits, each behind one
  * interface with an in-memory implementation (embedded mode) and a Redis one (distributed).
  */
-export { costMicroUsd, estimateReservation, formatMicroUsd, usageTokens, type MeteredUsage, type Price, type ReservationEstimate } from "./pricing.js";
+export { costMicroUsd, estimateReservation, formatMicroUsd, usageTokens, type Price, type ReservationEstimate } from "./pricing.js";
 export { utcMonth, minuteWindow } from "./period.js";
-export type { BudgetGuard, BudgetLimits, BudgetRefusal, BudgetRequest, LeaseOptions, LeaseState, LoadMonthTotals, Reservation, ReserveResult } from "./budget/types.js";
+export type { BudgetGuard, BudgetRefusal, BudgetRequest, LeaseOptions, LeaseState, LoadMonthTotals, Reservation, ReserveResult } from "./budget/types.js";
 export { DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS } from "./budget/types.js";
 export { createMemoryBudgetGuard, type MemoryBudgetOptions } from "./budget/memory.js";
 export { createRedisBudgetGuard, type RedisBudgetOptions } from "./budget/redis.js";
-export type { RateLimiter, RateLimits, RateRefusal, RateResult, RateSubject } from "./rate/types.js";
+export type { RateLimiter, RateRefusal, RateResult, RateSubject } from "./rate/types.js";
 export { createMemoryRateLimiter } from "./rate/memory.js";
 export { createRedisRateLimiter, type RedisRateOptions } from "./rate/redis.js";
 export type { RedisSource } from "./redis/connection.js";

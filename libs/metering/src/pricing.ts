@@ -5,31 +5,19 @@
  * cost is never under-stated and never off by more than 1 micro-USD.
  */
 
-/** A price version (same fields as @byok/store PriceRecord). */
-export interface Price {
-  version: number;
-  inputPerMTok: number;
-  outputPerMTok: number;
-  cacheReadPerMTok: number;
-  cacheWritePerMTok: number;
-}
+import type { TokenCounts } from "@byok/protocol";
+import type { PriceRecord } from "@byok/store";
 
-/** Normalized usage (as @byok/providers Usage): input excludes cache reads/writes; reasoning is inside output. */
-export interface MeteredUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-}
+/** The fields of a price version that pricing reads. */
+export type Price = Pick<PriceRecord, "version" | "inputPerMTok" | "outputPerMTok" | "cacheReadPerMTok" | "cacheWritePerMTok">;
 
 /** Tokens that count toward token budgets and tokens-per-minute: input + output + cache read + cache write. */
-export function usageTokens(u: MeteredUsage): number {
+export function usageTokens(u: TokenCounts): number {
   return u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
 }
 
 /** Cost of `u` under `price`, in micro-USD, rounded up. */
-export function costMicroUsd(u: MeteredUsage, price: Price): number {
+export function costMicroUsd(u: TokenCounts, price: Price): number {
   return ceilDivMillion(
     mul(u.inputTokens, price.inputPerMTok) +
       mul(u.outputTokens, price.outputPerMTok) +

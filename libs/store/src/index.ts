@@ -30,7 +30,6 @@ export type {
   AuditEntry,
   AuditRecord,
   AuditRepository,
-  CredentialsSource,
   DailyUsage,
   LedgerEntry,
   LedgerRepository,
@@ -39,7 +38,6 @@ export type {
   NewPrice,
   PriceRecord,
   PriceRepository,
-  TokenCounts,
   UsageQuery,
   UsageTotals,
 } from "./metering/types.js";

@@ -1,8 +1,8 @@
 import { decideRetry, estimateUsage } from "@byok/providers";
 import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart, ProviderError, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/protocol";
-import { isStoreError } from "@byok/store";
+import { isStoreError, type AttemptOutcome } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
-import type { AttemptInfo, AttemptOutcome } from "../metering.js";
+import type { AttemptInfo } from "../metering.js";
 import type { RunContext } from "./context.js";
 import type { PromptContent } from "./telemetry.js";
 import { checkSuperseded } from "./watchdogs.js";

@@ -5,11 +5,12 @@
  * ones (kept `expiredLeaseMemoryMs` so a late settle still counts), released at the scope's
  * next reserve.
  */
+import type { BudgetLimits } from "@byok/store";
 import { randomUUID } from "node:crypto";
 import { utcMonth } from "../period.js";
 import { budgetRefusal } from "./refusal.js";
 import {
-  DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS, type BudgetGuard, type BudgetLimits, type LeaseOptions, type LeaseState, type LoadMonthTotals, type Reservation,
+  DEFAULT_EXPIRED_LEASE_MEMORY_MS, DEFAULT_LEASE_TTL_MS, type BudgetGuard, type LeaseOptions, type LeaseState, type LoadMonthTotals, type Reservation,
 } from "./types.js";
 
 interface Lease {

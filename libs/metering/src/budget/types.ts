@@ -23,14 +23,8 @@
  * - A counter that is missing (first use this month, Redis lost it, a new process) is rebuilt
  *   from `loadTotals` (the ledger) plus the scope's live leases before the check.
  */
+import type { BudgetLimits } from "@byok/store";
 import type { ReservationEstimate } from "../pricing.js";
-
-export interface BudgetLimits {
-  /** micro-USD; absent = unlimited. */
-  monthlyCostMicroUsd?: number;
-  /** input + output + cache read + cache write; absent = unlimited. */
-  monthlyTokens?: number;
-}
 
 export interface BudgetRequest {
   tenantId: string;

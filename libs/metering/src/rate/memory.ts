@@ -1,7 +1,8 @@
 /** In-memory RateLimiter (embedded mode). Check-and-add is synchronous, hence atomic. */
 import { minuteWindow } from "../period.js";
 import { rateRefusal } from "./refusal.js";
-import type { RateLimiter, RateLimits } from "./types.js";
+import type { RateLimits } from "@byok/store";
+import type { RateLimiter } from "./types.js";
 
 interface Window {
   starts: number;

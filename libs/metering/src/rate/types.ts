@@ -12,11 +12,8 @@
  * - An absent limit never refuses. Windows reset at each UTC minute (a burst of up to twice
  *   a limit across a window boundary is possible: the price of O(1) state).
  */
+import type { RateLimits } from "@byok/store";
 
-export interface RateLimits {
-  runStartsPerMinute?: number;
-  tokensPerMinute?: number;
-}
 
 export interface RateSubject {
   tenantId: string;

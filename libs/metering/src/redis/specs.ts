@@ -1,5 +1,6 @@
 // Typed specs of the scripts in ./lua (each script's header is the authoritative description).
 import { replyArray, replyInt, replyString, type ScriptSpec } from "@byok/redis";
+import type { LeaseState } from "../budget/types.js";
 
 const lua = (file: string): URL => new URL(`./lua/${file}`, import.meta.url);
 
@@ -54,8 +55,6 @@ export const budgetSeed: ScriptSpec<"counter" | "leases", "cost" | "tokens" | "e
     return replyInt(reply, this.command) === 1;
   },
 };
-
-export type LeaseState = "live" | "expired" | "settled";
 
 export const budgetSettle: ScriptSpec<LeaseKeys, "hasUser" | "lease" | "cost" | "tokens", LeaseState> = {
   command: "byokBudgetSettle",

@@ -1,13 +1,17 @@
 /** What a provider pass yields: normalized output events ending in one `completed`, with exact usage. */
 import type { ReasoningPart, ToolCallPart } from "./conversation.js";
 
-/** Exact usage of one pass, normalized (see libs/providers/README.md "Usage normalization"): input excludes cache reads and writes; reasoning counted inside output. */
-export interface Usage {
+/** Normalized token counts (see libs/providers/README.md "Usage normalization"): input excludes cache reads and writes; reasoning counted inside output. */
+export interface TokenCounts {
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
   reasoningTokens: number;
+}
+
+/** Exact usage of one pass, as the provider reported it (or the gateway estimated it). */
+export interface Usage extends TokenCounts {
   /** True when the provider did not report usage and these numbers are the gateway's estimate. */
   estimated: boolean;
   /** Provider's own usage object, for the ledger. Contains no secrets. */

@@ -9,7 +9,8 @@ import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db.js";
 import { assertFence } from "../fence.js";
 import { usageDaily, usageLedger } from "../schema.js";
-import type { AttemptOutcome, CredentialsSource, DailyOutcomes, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
+import type { CredentialsSource } from "@byok/protocol";
+import type { AttemptOutcome, DailyOutcomes, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
 
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {

@@ -1,3 +1,5 @@
+import type { CredentialsSource, TokenCounts } from "@byok/protocol";
+
 /**
  * Metering repositories: versioned prices, the usage ledger with its daily rollups, and the
  * audit log. Money is integer micro-USD; prices are micro-USD per million tokens.
@@ -25,16 +27,8 @@ export interface PriceRepository {
   list(): Promise<PriceRecord[]>;
 }
 
+/** How an attempt ended, as its ledger row records it. */
 export type AttemptOutcome = "ok" | "cancelled" | "failed" | "retried" | "interrupted";
-export type CredentialsSource = "gateway" | "client";
-
-export interface TokenCounts {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-}
 
 /** One provider attempt. Holds ids and counts only, never prompt or completion text. */
 export interface LedgerEntry extends TokenCounts {
