@@ -35,7 +35,8 @@ beforeAll(async () => {
     streams: new OpenStreams(100),
   });
   http1 = createHttpServer(edge);
-  h2 = createH2Server(edge as Parameters<typeof createH2Server>[1]);
+  // The compatibility API's request and response are what the handler uses of node:http's.
+  h2 = createH2Server(edge as unknown as Parameters<typeof createH2Server>[0]);
   await Promise.all([new Promise<void>((r) => http1.listen(0, "127.0.0.1", r)), new Promise<void>((r) => h2.listen(0, "127.0.0.1", r))]);
   // The outage: the store the keys are verified against is gone.
   await store.close();
