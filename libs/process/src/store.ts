@@ -3,7 +3,7 @@ import type { GatewayConfig } from "@byok/config";
 import { createAesGcmKek, createStore, kekFromEnv, KEK_ENV, loadOrCreateFileKek, type GatewayStore, type KeyEncryptionKey } from "@byok/store";
 
 /** The KEK of a process: GATEWAY_KEK when set, else the data dir's generated file (embedded only). */
-export async function kekFor(config: GatewayConfig, fallback: { dataDir: string } | "ephemeral" | undefined): Promise<KeyEncryptionKey | undefined> {
+export async function kekFor(config: Pick<GatewayConfig, "kek">, fallback: { dataDir: string } | "ephemeral" | undefined): Promise<KeyEncryptionKey | undefined> {
   if (config.kek !== undefined) return kekFromEnv({ [KEK_ENV]: config.kek });
   if (fallback === "ephemeral") return createAesGcmKek(randomBytes(32));
   if (fallback !== undefined) return loadOrCreateFileKek(fallback.dataDir);
@@ -12,9 +12,9 @@ export async function kekFor(config: GatewayConfig, fallback: { dataDir: string 
 
 /**
  * Opens the configured store (with its KEK, when the process opens credentials) for a gateway
- * process; `maxConnections` caps the Postgres pool of processes that only look up keys.
+ * process (ingress, worker, embedded gateway, admin); `maxConnections` caps the Postgres pool of processes that only look up keys.
  */
-export async function openGatewayStore(config: GatewayConfig, kek: KeyEncryptionKey | undefined, opts: { maxConnections?: number } = {}): Promise<GatewayStore> {
+export async function openGatewayStore(config: Pick<GatewayConfig, "store">, kek: KeyEncryptionKey | undefined, opts: { maxConnections?: number } = {}): Promise<GatewayStore> {
   return createStore(
     config.store.driver === "postgres"
       ? {

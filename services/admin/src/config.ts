@@ -1,13 +1,14 @@
 /**
  * Admin service configuration, read once from the environment at start-up.
  * Store: DATABASE_URL (+ GATEWAY_DATABASE_SCHEMA) → Postgres with the KEK from GATEWAY_KEK;
- * otherwise PGlite at GATEWAY_DATA_DIR (default .data/pglite) with the KEK file generated
- * into GATEWAY_KEK_DIR (default: the data dir's parent). PGlite is single-process: run the
+ * otherwise PGlite at GATEWAY_DATA_DIR (default .data/pglite) with GATEWAY_KEK, or else the
+ * KEK file generated into GATEWAY_KEK_DIR (default: the data dir's parent), as the embedded
+ * gateway does. The store is opened the way every gateway process opens it (@byok/process). PGlite is single-process: run the
  * standalone admin against it only while the embedded gateway is stopped.
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { parseTelemetryConfig, type TelemetryConfig } from "@byok/config";
+import { parseTelemetryConfig, type StoreConfig, type TelemetryConfig } from "@byok/config";
 
 const Env = z.object({
   GATEWAY_ADMIN_KEY: z.string().min(16, "GATEWAY_ADMIN_KEY must be at least 16 characters"),
@@ -17,6 +18,7 @@ const Env = z.object({
   GATEWAY_DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).max(63).optional(),
   GATEWAY_DATA_DIR: z.string().optional(),
   GATEWAY_KEK_DIR: z.string().optional(),
+  GATEWAY_KEK: z.string().optional(),
 });
 
 /** Every environment variable loadAdminConfig reads. */
@@ -26,9 +28,11 @@ export interface AdminConfig {
   adminKey: string;
   host: string;
   port: number;
-  store:
-    | { driver: "postgres"; url: string; schema: string | undefined }
-    | { driver: "pglite"; dataDir: string; kekDir: string };
+  store: StoreConfig;
+  /** GATEWAY_KEK (base64 of 32 bytes). Secret. Required with Postgres; with PGlite the file in `kekDir` is used when it is absent. */
+  kek: string | undefined;
+  /** Where the PGlite gateway generated its KEK file (the embedded gateway's data dir parent). */
+  kekDir: string;
   /** Tracing (standard OTEL_* variables), as every gateway process reads it. */
   telemetry: TelemetryConfig;
 }
@@ -46,8 +50,10 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
     host: e.GATEWAY_ADMIN_HOST,
     port: e.GATEWAY_ADMIN_PORT,
     store: e.DATABASE_URL
-      ? { driver: "postgres", url: e.DATABASE_URL, schema: e.GATEWAY_DATABASE_SCHEMA }
-      : { driver: "pglite", dataDir, kekDir: resolve(e.GATEWAY_KEK_DIR ?? dirname(dataDir)) },
+      ? { driver: "postgres", url: e.DATABASE_URL, ...(e.GATEWAY_DATABASE_SCHEMA ? { schema: e.GATEWAY_DATABASE_SCHEMA } : {}) }
+      : { driver: "pglite", dataDir },
+    kek: e.GATEWAY_KEK?.trim() || undefined,
+    kekDir: resolve(e.GATEWAY_KEK_DIR ?? dirname(dataDir)),
     telemetry,
   };
 }

@@ -1,16 +1,12 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
-import { createStore, kekFromEnv, loadOrCreateFileKek } from "@byok/store";
 import { createLogger, startServiceTracing } from "@byok/telemetry";
 import { loadAdminConfig } from "./config.js";
-import { startAdminServer } from "./service.js";
+import { openAdminStore, startAdminServer } from "./service.js";
 
 async function main(): Promise<void> {
   const config = loadAdminConfig(process.env);
   const tracing = startServiceTracing("admin", config.telemetry);
-  const store =
-    config.store.driver === "postgres"
-      ? await createStore({ driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), kek: kekFromEnv() })
-      : await createStore({ driver: "pglite", dataDir: config.store.dataDir, kek: await loadOrCreateFileKek(config.store.kekDir) });
+  const store = await openAdminStore(config);
   const server = await startAdminServer({
     store,
     adminKey: config.adminKey,

@@ -6,8 +6,10 @@
 import { createServer, type Server } from "node:http";
 import { createAdminHandler, type AdminApiOptions } from "@byok/admin-api";
 import { createDashboardHandler } from "@byok/dashboard";
-import { closeServer, createProbeRoutes, listen } from "@byok/process";
+import { closeServer, createProbeRoutes, kekFor, listen, openGatewayStore } from "@byok/process";
+import { KEK_ENV, type GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type GatewayMetrics, type Logger, type MetricsOptions } from "@byok/telemetry";
+import type { AdminConfig } from "./config.js";
 
 export interface AdminServer {
   /** Base URL, e.g. http://127.0.0.1:8081 */
@@ -24,6 +26,17 @@ export interface AdminServerOptions extends Omit<AdminApiOptions, "onAnswered"> 
   /** Metric options of the process (process metrics on by default). */
   telemetry?: MetricsOptions;
   logger?: Logger;
+}
+
+/**
+ * Opens the store the way every gateway process does (@byok/process), always with a KEK since
+ * the admin API seals credentials: GATEWAY_KEK, or with PGlite the key file the embedded
+ * gateway generated into `kekDir`.
+ */
+export async function openAdminStore(config: Pick<AdminConfig, "store" | "kek" | "kekDir">): Promise<GatewayStore> {
+  const kek = await kekFor(config, config.store.driver === "pglite" ? { dataDir: config.kekDir } : undefined);
+  if (!kek) throw new Error(`${KEK_ENV} is not set (base64 of 32 random bytes)`);
+  return openGatewayStore(config, kek);
 }
 
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
