@@ -17,3 +17,5 @@ export * from "./blobs.js";
 export * from "./snapshot.js";
 export * from "./import.js";
 export * from "./model/index.js";
+export { historyDedupeKey } from "./history.js";
+export { NOTICE } from "./notices.js";

@@ -3,6 +3,7 @@ import { AgentMode, ConversationStateStructureSchema, ExecuteHookArgsSchema } fr
 import type { ClientEvent } from "./classify.js";
 import { endFor } from "./errors.js";
 import { frames } from "./frames.js";
+import { NOTICE } from "./notices.js";
 import { causeOf, enter, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition } from "./phase.js";
 import { gateBlobResult, gateCheckpoint, gateFlushAll, gateTimeout, openGate } from "./gate.js";
 import { readRunStart } from "./run-request.js";
@@ -119,28 +120,8 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
       drafts.push({ type: "checkpoint", steps }, { type: "emit", frames: [frames.turnEnded(usage)] }, { type: "end", decision: { ok: true } });
       return gated(done, drafts);
     }
-    case "model_retry": {
-      if (!isCallingModel(s) || !s.current) return { state: s, effects: [] };
-      const drafts: Draft[] = [];
-      const out = attemptOutput(s.current, s.attempt);
-      // Output the client already saw stays in history, marked interrupted; the re-run starts
-      // from stored history, after a notice that tells the user what happened.
-      if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
-      if (s.current.outputStarted) drafts.push({ type: "emit", frames: [frames.textDelta(ev.notice, true)] });
-      const attempt = s.attempt + 1;
-      const modelCallId = s.current.modelCallId;
-      drafts.push({ type: "start_model_call", modelCallId, attempt });
-      return gated(
-        {
-          ...s,
-          attempt,
-          steps: [...s.steps, ...out.steps],
-          usage: ev.usage ? addUsage(s.usage, ev.usage) : s.usage,
-          current: startAttempt(modelCallId),
-        },
-        drafts,
-      );
-    }
+    case "model_retry":
+      return retryAttempt(s, ev.retry && NOTICE.reconnecting(ev.retry.retryNumber, ev.retry.maxRetries), ev.usage);
     case "model_failed": {
       const withUsage = ev.usage ? { ...s, usage: addUsage(s.usage, ev.usage) } : s;
       return endInterrupted(withUsage, endFor(ev.error), { abort: false, checkpoint: true, interruptedBy: "The model call failed" });
@@ -165,7 +146,7 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
       return fromGate(s, gateTimeout(s.gate, ev.seq));
     }
     case "resume":
-      if (isCallingModel(s) && s.current) return advance(s, { type: "model_retry", notice: ev.notice, usage: undefined });
+      if (isCallingModel(s) && s.current) return retryAttempt(s, NOTICE.takenOver, undefined);
       // Waiting on tools: the previous owner's timers died with it; start them again.
       if (isRunningTools(s)) return { state: s, effects: restartToolTimers(s) };
       return { state: s, effects: [] };
@@ -194,7 +175,7 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
       // After a provider's refusal the summary pass is the call's next attempt, after a notice.
       const refused = ev.refused;
       const attempt = refused ? s.attempt + 1 : s.attempt;
-      const notice: Draft[] = refused ? [{ type: "emit", frames: [frames.textDelta(refused.notice, true)] }] : [];
+      const notice: Draft[] = refused ? [{ type: "emit", frames: [frames.textDelta(NOTICE.compacting, true)] }] : [];
       const base: RunState = { ...s, attempt, current: refused ? startAttempt(s.current.modelCallId) : s.current };
       const compacting = { coversBeforeSeq: ev.coversBeforeSeq, window: refused?.window, hookMessage: undefined };
       if (!declaresPreCompact(s.run)) {
@@ -236,6 +217,26 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
     case "web_search_result":
       return isRunningTools(s) ? toolStep(onWebSearchResult(s, ev.callId, ev.result)) : { state: s, effects: [] };
   }
+}
+
+/**
+ * Re-runs the current model call as its next attempt. Output the client already saw stays in
+ * history, marked interrupted; the re-run starts from stored history, after `notice` (when the
+ * client saw output) tells the user what happened.
+ */
+function retryAttempt(s: RunState, notice: string | undefined, usage: RunState["usage"] | undefined): { state: RunState; effects: Effect[] } {
+  if (!isCallingModel(s) || !s.current) return { state: s, effects: [] };
+  const drafts: Draft[] = [];
+  const out = attemptOutput(s.current, s.attempt);
+  if (out.assistant) drafts.push({ type: "record_history", entries: [{ kind: "assistant", body: out.assistant, interrupted: true }] });
+  if (notice && s.current.outputStarted) drafts.push({ type: "emit", frames: [frames.textDelta(notice, true)] });
+  const attempt = s.attempt + 1;
+  const modelCallId = s.current.modelCallId;
+  drafts.push({ type: "start_model_call", modelCallId, attempt });
+  return gated(
+    { ...s, attempt, steps: [...s.steps, ...out.steps], usage: usage ? addUsage(s.usage, usage) : s.usage, current: startAttempt(modelCallId) },
+    drafts,
+  );
 }
 
 function onClient(s: RunState, e: ClientEvent): { state: RunState; effects: Effect[] } {

@@ -10,7 +10,8 @@ import type { Draft, Effect, RunState } from "./run-types.js";
 import { gated, modelCallIdFor } from "./transition.js";
 import { startAttempt } from "./translate.js";
 
-/** Starting a run: the no-call actions, import of a client-held conversation, prewarm reuse. */
+// Starting a run: the no-call actions, import of a client-held conversation, prewarm reuse.
+
 /**
  * Starts the run proper: user entry, first checkpoint, first model call (or the no-call actions).
  * `baseBlobs`: blobs of a stored base state the client lacks, sent with the first checkpoint.
@@ -36,6 +37,8 @@ export function beginRun(opened: RunState, baseBlobs: readonly Blob[] = []): { s
     ...userEntry,
     { type: "checkpoint", steps: [], baseBlobs },
     ...(run.kind === "summarize" ? [{ type: "emit" as const, frames: [frames.summaryStarted()] }] : []),
+    // The run's first pass makes it its conversation's current run at once.
+    { type: "mark_conversation_run", conversationId: run.conversationId },
     { type: "start_model_call", modelCallId, attempt: 1 },
   ]);
 }

@@ -108,8 +108,11 @@ export interface RunPolicy {
 export type RunEvent =
   | { type: "client"; event: ClientEvent }
   | { type: "model"; event: ProviderEvent; nowMs: number }
-  /** The engine's retry policy decided to re-run the current model call. */
-  | { type: "model_retry"; notice: string; usage: Usage | undefined }
+  /**
+   * The engine's failure policy (attempt-failure.ts) re-runs the current model call: a retry
+   * (`retry` numbers it, for the notice) or a failover to the next target (`retry` undefined).
+   */
+  | { type: "model_retry"; retry: { retryNumber: number; maxRetries: number } | undefined; usage: Usage | undefined }
   | { type: "model_failed"; error: RunError; usage: Usage | undefined }
   /** The run cannot start (routing refused, unknown model ...). */
   | { type: "run_refused"; error: RunError }
@@ -117,8 +120,8 @@ export type RunEvent =
   | { type: "output_cap"; limit: number }
   /** The KV acknowledgement wait of checkpoint `seq` ran out. */
   | { type: "kv_timeout"; seq: number }
-  /** This owner took the run over: re-run a cut model call (after `notice`) or finish a held end. */
-  | { type: "resume"; notice: string; heldEnd: EndDecision | undefined }
+  /** This owner took the run over: re-run a cut model call (after a notice) or finish a held end. */
+  | { type: "resume"; heldEnd: EndDecision | undefined }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
   /**
@@ -137,10 +140,10 @@ export type RunEvent =
   | { type: "import_timeout" }
   /**
    * The next pass would not fit the context window: compact history before `coversBeforeSeq`
-   * first. `refused`: the provider refused the attempt as too long; the user is told with
-   * `notice`, and the summary pass is a new attempt that fits `window`.
+   * first. `refused`: the provider refused the attempt as too long; the user is told with a
+   * notice, and the summary pass is a new attempt that fits `window`.
    */
-  | { type: "compaction_needed"; coversBeforeSeq: number | undefined; refused?: { notice: string; window: number } }
+  | { type: "compaction_needed"; coversBeforeSeq: number | undefined; refused?: { window: number } }
   /** A newer run of the same conversation started: this one is superseded. */
   | { type: "superseded" }
   /** The prewarm's wait for its run_request ran out. */
@@ -181,6 +184,8 @@ export type Effect =
   | { type: "share_prewarm"; conversationId: string; request: PrewarmRequest }
   /** Start the prewarm TTL (→ prewarm_expired). */
   | { type: "prewarm_wait" }
+  /** Make this run its conversation's current one (a newer run_request there supersedes it). */
+  | { type: "mark_conversation_run"; conversationId: string }
   /** Ask the web search backend (→ web_search_result). */
   | { type: "web_search"; callId: string; query: string }
   | { type: "log"; level: "info" | "warn"; message: string; fields?: Record<string, unknown> };

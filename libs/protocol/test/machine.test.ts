@@ -5,7 +5,7 @@ import {
 } from "@byok/wire";
 import type { Usage } from "../src/index.js";
 import {
-  classifyClientMessage, decodeClientMessage, initialRunState, isCallingModel, isFinishing, isInTurn, isRunningTools, step,
+  classifyClientMessage, decodeClientMessage, initialRunState, isCallingModel, NOTICE, isFinishing, isInTurn, isRunningTools, step,
   type Effect, type RunEvent, type RunState, type Transition,
 } from "../src/index.js";
 
@@ -106,7 +106,7 @@ describe("run state machine", () => {
     const { effects } = run([
       runRequestEvent("x"),
       { type: "model", event: { type: "text_delta", itemId: "t", text: "partial" }, nowMs: 1 },
-      { type: "model_retry", notice: "reconnecting 1/5 …", usage },
+      { type: "model_retry", retry: { retryNumber: 1, maxRetries: 5 }, usage },
       { type: "model", event: { type: "text_delta", itemId: "t", text: "full" }, nowMs: 2 },
       { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 3 },
     ]);
@@ -115,13 +115,32 @@ describe("run state machine", () => {
       "conversationCheckpointUpdate", "textDelta", "textDelta", "textDelta", "conversationCheckpointUpdate", "turnEnded",
     ]);
     const notice = frames[2]!;
-    expect(notice.message.case === "interactionUpdate" && notice.message.value.message.case === "textDelta" && notice.message.value.message.value.isServerNotice).toBe(true);
+    if (notice.message.case !== "interactionUpdate" || notice.message.value.message.case !== "textDelta") throw new Error("no notice");
+    expect(notice.message.value.message.value).toMatchObject({ isServerNotice: true, text: NOTICE.reconnecting(1, 5) });
+    expect(NOTICE.reconnecting(1, 5)).toMatch(/^\n\n\[connection to the model was interrupted; reconnecting 1\/5 …\]\n\n$/);
     const history = effects.flatMap((e) => (e.type === "record_history" ? e.entries : []));
     expect(history.map((h) => [h.kind, h.interrupted, h.body.text])).toEqual([
       ["user", false, "x"], ["assistant", true, "partial"], ["assistant", false, "full"],
     ]);
     const te = frames[5]!;
     expect(te.message.case === "interactionUpdate" && te.message.value.message.case === "turnEnded" && te.message.value.message.value.inputTokens).toBe(20n);
+  });
+
+  it("a failover (a re-run before any output) shows no notice", () => {
+    const { effects } = run([runRequestEvent("x"), { type: "model_retry", retry: undefined, usage: undefined }]);
+    expect(emitted(effects).map(describeFrame)).toEqual(["conversationCheckpointUpdate"]);
+    expect(effects.filter((e) => e.type === "start_model_call").map((e) => e.type === "start_model_call" && e.attempt)).toEqual([1, 2]);
+  });
+
+  it("marks the run its conversation's current one with its first pass, once", () => {
+    const { effects } = run([
+      runRequestEvent("x"),
+      { type: "model_retry", retry: { retryNumber: 1, maxRetries: 5 }, usage: undefined },
+      { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 },
+    ]);
+    const kinds = effects.map((e) => e.type).filter((t) => t === "mark_conversation_run" || t === "start_model_call");
+    expect(kinds).toEqual(["mark_conversation_run", "start_model_call", "start_model_call"]);
+    expect(effects.find((e) => e.type === "mark_conversation_run")).toEqual({ type: "mark_conversation_run", conversationId: "conv-1" });
   });
 
   it("cancels: aborts the call, keeps partial output, ends canceled without turn_ended", () => {
@@ -213,8 +232,18 @@ describe("takeover while waiting on tools", () => {
     const snap = JSON.parse(JSON.stringify(snapshotRunState(state)));
     const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, snap, state.run);
     expect(restored.tools?.calls[0]?.bridge).toEqual(state.tools?.calls[0]?.bridge);
-    const r = step(restored, { type: "resume", notice: "moved", heldEnd: undefined });
+    const r = step(restored, { type: "resume", heldEnd: undefined });
     expect(r.effects).toEqual([{ type: "tool_timer", callId: "c1", bridgeId: state.tools!.calls[0]!.bridge!.id, ms: DEFAULT_RUN_POLICY.toolTimeoutMs }]);
+  });
+
+  it("re-runs a cut pass whose output the client saw after the takeover notice", async () => {
+    const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
+    const { state } = run([runRequestEvent("x"), { type: "model", event: { type: "text_delta", itemId: "t", text: "cut" }, nowMs: 1 }]);
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const r = step(restored, { type: "resume", heldEnd: undefined });
+    const texts = emitted(r.effects).flatMap((f) => (f.message.case === "interactionUpdate" && f.message.value.message.case === "textDelta" ? [f.message.value.message.value] : []));
+    expect(texts).toMatchObject([{ text: NOTICE.takenOver, isServerNotice: true }]);
+    expect(r.effects.at(-1)).toEqual({ type: "start_model_call", modelCallId: "g1m1", attempt: 2 });
   });
 });
 

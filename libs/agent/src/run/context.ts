@@ -77,7 +77,7 @@ export class RunContext {
    */
   meterTicket: unknown;
 
-  /** Whether this run already marked itself its conversation's current run. */
+  /** This run marked itself its conversation's current run (`mark_conversation_run`; restored on takeover). */
   conversationMarked = false;
   /** The client's turns (conversation_state), resolved on the run's first pass (client-turns.ts). */
   clientTurns: Promise<ClientTurns | undefined> | undefined;

@@ -1,5 +1,7 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { coalesceDeltas, encodeErrorDetails, encodeServerMessage, isCoalescableDelta, verifiedBlobs, type Effect, type RunEvent } from "@byok/protocol";
+import {
+  coalesceDeltas, encodeErrorDetails, encodeServerMessage, historyDedupeKey, isCoalescableDelta, verifiedBlobs, type Effect, type RunEvent,
+} from "@byok/protocol";
 import { ConversationStateStructureSchema, PrewarmRequestSchema } from "@byok/wire";
 import { storedTurnBlobs } from "./client-turns.js";
 import type { RunContext } from "./context.js";
@@ -76,6 +78,10 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
     case "web_search":
       ctx.detach(runWebSearch(ctx, eff.callId, eff.query));
       return;
+    case "mark_conversation_run":
+      await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, eff.conversationId, ctx.runKey, ctx.deps.timers.conversationRunTtlMs);
+      ctx.conversationMarked = true;
+      return;
     case "kv_wait":
       ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "kv_timeout", seq: eff.seq });
       return;
@@ -140,8 +146,7 @@ async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "
       generation: ctx.generation,
       turn: 0,
       kind: e.kind,
-      // Idempotent per (kind, model call, attempt): a new owner may re-append what the old one stored.
-      body: { ...e.body, dedupeKey: `${e.kind}:${String(e.body.modelCallId ?? e.body.toolCallId ?? e.body.injectionId ?? e.body.action ?? "user")}:${String(e.body.attempt ?? 0)}:${i}` },
+      body: { ...e.body, dedupeKey: historyDedupeKey(e, i) },
       interrupted: e.interrupted,
     })),
     ctx.fence,

@@ -5,7 +5,6 @@ import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo } from "../metering.js";
 import type { RunContext } from "./context.js";
 import type { PromptContent } from "./telemetry.js";
-import { checkSuperseded } from "./watchdogs.js";
 import { conversationHistory } from "./client-turns.js";
 
 interface PassCall {
@@ -27,8 +26,6 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   const run = ctx.state.run;
   if (!run) return;
   if (attempt === 1) {
-    // The run's first pass makes it its conversation's current run at once.
-    if (!ctx.conversationMarked) await checkSuperseded(ctx);
     // A new model call: resolve its targets and reset its retry budget.
     ctx.registerSecrets(run);
     await ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId });
@@ -147,7 +144,7 @@ async function onModelFailure(
       ctx.retries = { connect: 0, stream: 0 };
       ctx.log.warn({ from: target.kind, to: ctx.targets[ctx.targetIndex]?.kind }, "failing over to the next target");
       ctx.telemetry.retried(target.kind, e.kind, "failover");
-      ctx.push({ type: "model_retry", notice: "", usage: e.partialUsage });
+      ctx.push({ type: "model_retry", retry: undefined, usage: e.partialUsage });
       return true;
     }
     if (e.kind === "context_overflow" && !outputStarted && (await compactAfterRefusal(ctx, target, inputTokens))) return true;
@@ -159,11 +156,7 @@ async function onModelFailure(
   ctx.telemetry.retried(target.kind, e.kind, "retry");
   await sleep(decision.delayMs, controller.signal);
   if (controller.signal.aborted) return true;
-  ctx.push({
-    type: "model_retry",
-    notice: `\n\n[connection to the model was interrupted; reconnecting ${decision.retryNumber}/${decision.maxRetries} …]\n\n`,
-    usage: e.partialUsage,
-  });
+  ctx.push({ type: "model_retry", retry: { retryNumber: decision.retryNumber, maxRetries: decision.maxRetries }, usage: e.partialUsage });
   return true;
 }
 
@@ -181,11 +174,7 @@ async function compactAfterRefusal(ctx: RunContext, target: ProviderTarget, refu
   const coversBeforeSeq = overflowCut(history, window, target.model);
   if (coversBeforeSeq === undefined) return false;
   ctx.log.warn({ provider: target.kind, window, refusedTokens }, "the provider refused the pass as too long; compacting and retrying once");
-  ctx.push({
-    type: "compaction_needed",
-    coversBeforeSeq,
-    refused: { window, notice: "\n\n[the conversation is longer than the model's context window; summarizing earlier messages and retrying …]\n\n" },
-  });
+  ctx.push({ type: "compaction_needed", coversBeforeSeq, refused: { window } });
   return true;
 }
 

@@ -1,5 +1,5 @@
 import {
-  decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isImporting, readRunStart, restoreRunState, snapshotRunState, type RunStart,
+  decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, readRunStart, restoreRunState, snapshotRunState, type RunStart,
 } from "@byok/protocol";
 import { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "../snapshot.js";
 import type { RunContext } from "./context.js";
@@ -27,6 +27,9 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
   ctx.outputFrames = snap.outputFrames;
   ctx.retries = snap.retries;
   ctx.targetIndex = snap.targetIndex;
+  // A run past its first pass marked its conversation before this snapshot was saved (effects
+  // run before the snapshot of their batch): the new owner only checks for a newer run.
+  ctx.conversationMarked = isInTurn(ctx.state) || isFinishing(ctx.state);
   // An ephemeral run's own history (never in the store) is what its prompt is rebuilt from.
   if (snap.content) ctx.held?.adopt(snap.content);
   ctx.log.warn({ phase: snap.state.phase, inputIndex: snap.inputIndex, outputFrames: snap.outputFrames }, "took over run");
@@ -35,11 +38,7 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
     const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
     if (res.ok) ctx.targets = res.targets;
     ctx.registerSecrets(run);
-    ctx.push({
-      type: "resume",
-      notice: "\n\n[the gateway moved this run to another worker; continuing from the last saved point …]\n\n",
-      heldEnd: snap.state.heldEnd,
-    });
+    ctx.push({ type: "resume", heldEnd: snap.state.heldEnd });
   }
   // A takeover during an import (or the read of a stored checkpoint) starts it over.
   if (run && isImporting(ctx.state)) {

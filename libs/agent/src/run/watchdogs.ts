@@ -2,17 +2,12 @@ import { isAwaitingRun, isEnded, isFinishing } from "@byok/protocol";
 import type { RunContext } from "./context.js";
 
 /**
- * Marks this run as its conversation's current one once it started; on later checks, notices
- * that a newer run of the conversation superseded it.
+ * Once the run marked itself its conversation's current one (the `mark_conversation_run`
+ * effect), notices that a newer run of the conversation superseded it.
  */
-export async function checkSuperseded(ctx: RunContext): Promise<void> {
+async function checkSuperseded(ctx: RunContext): Promise<void> {
   const run = ctx.state.run;
-  if (!run || isAwaitingRun(ctx.state) || isFinishing(ctx.state)) return;
-  if (!ctx.conversationMarked) {
-    ctx.conversationMarked = true;
-    await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, run.conversationId, ctx.runKey, ctx.deps.timers.conversationRunTtlMs);
-    return;
-  }
+  if (!run || !ctx.conversationMarked || isFinishing(ctx.state)) return;
   const current = await ctx.deps.bus.conversationRun(ctx.ref.tenantId, run.conversationId);
   if (current && current !== ctx.runKey) ctx.push({ type: "superseded" });
 }
