@@ -1,6 +1,5 @@
 import type { Bus, RequestRef } from "@byok/bus";
-import type { RetryPolicy } from "@byok/providers";
-import type { RunError, RunStart, ProviderAdapter, ProviderKind, ProviderTarget } from "@byok/protocol";
+import type { RetryPolicy, RunError, RunStart, ProviderAdapter, ProviderKind, ProviderTarget } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import type { GatewayMetrics, Logger, TraceCarrier } from "@byok/telemetry";
 import type { RunMeter } from "./metering.js";

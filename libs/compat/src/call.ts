@@ -8,8 +8,8 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
-import { decideRetry, estimateInputTokens, estimateTokens, estimateUsage, OutputMeter, type RetryPolicy } from "@byok/providers";
-import { runErrorFromProvider, ProviderError, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
+import { estimateInputTokens, estimateTokens, estimateUsage, OutputMeter } from "@byok/providers";
+import { decideRetry, runErrorFromProvider, ProviderError, type RetryPolicy, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import type { Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
 
@@ -187,7 +187,7 @@ export async function runCall(
     // What follows a failure: a retry of this target, the next target, or the end.
     const phase = firstEventAt === undefined ? "connect" : "stream";
     const goOn = outcome === "failed" && failure !== undefined && !sink.committed;
-    const decision = goOn ? decideRetry(deps.retryPolicy, failure!, phase, retries[phase]) : undefined;
+    const decision = goOn ? decideRetry(deps.retryPolicy, failure!, phase, retries[phase], Math.random) : undefined;
     const failover = goOn && !decision?.retry && index + 1 < targets.length;
     if (decision?.retry || failover) outcome = "retried";
     await deps.meter

@@ -19,3 +19,5 @@ export * from "./import.js";
 export * from "./model/index.js";
 export { historyDedupeKey } from "./history.js";
 export { NOTICE } from "./notices.js";
+export * from "./retry.js";
+export { mayCompactAfterRefusal } from "./compaction.js";

@@ -13,14 +13,5 @@ export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";
 export { estimateInputTokens, estimateUsage, OutputMeter, type ModelInput } from "./shared/usage.js";
 export { parseAdapterOptions, type AdapterOptions, type ProviderAdapterDeps } from "./shared/options.js";
-export {
-  DEFAULT_RETRY_POLICY,
-  backoffDelay,
-  decideRetry,
-  retryPolicy,
-  type RetryDecision,
-  type RetryPhase,
-  type RetryPolicy,
-} from "./retry.js";
 export * from "./routing.js";
 export { estimateTokens } from "./shared/tokens.js";

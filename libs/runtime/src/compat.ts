@@ -1,7 +1,7 @@
 import type { RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
 import { createCompatHandler, type CompatAuthenticator, type CompatHandler } from "@byok/compat";
-import { retryPolicy, type RetryPolicy } from "@byok/providers";
+import { retryPolicy, type RetryPolicy } from "@byok/protocol";
 import type { Logger } from "@byok/telemetry";
 import { providerAdapters } from "./engine.js";
 import type { RouteAsk } from "./routes.js";

@@ -1,8 +1,8 @@
 import { createHttpSearchBackend, createRunEngine, type RunEngine, type RunEngineDeps } from "@byok/agent";
 import type { Bus } from "@byok/bus";
 import type { GatewayConfig } from "@byok/config";
-import { createAddressGuardedFetch, createProviderAdapter, retryPolicy, type RetryPolicy } from "@byok/providers";
-import type { ProviderAdapter, ProviderKind } from "@byok/protocol";
+import { createAddressGuardedFetch, createProviderAdapter } from "@byok/providers";
+import { retryPolicy, type ProviderAdapter, type ProviderKind, type RetryPolicy } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { registerSecret, type GatewayMetrics, type Logger } from "@byok/telemetry";
 

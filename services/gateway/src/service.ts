@@ -8,7 +8,7 @@ import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { authenticatorFromConfig, OpenStreams } from "@byok/edge";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
-import type { RetryPolicy } from "@byok/providers";
+import type { RetryPolicy } from "@byok/protocol";
 import { kekFor, listenEdge, openGatewayStore } from "@byok/process";
 import { createServiceCompat, createServiceEngine, memoryMetering, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { GatewayStore } from "@byok/store";

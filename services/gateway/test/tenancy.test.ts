@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createRunEngine } from "@byok/agent";
-import { createProviderAdapter, retryPolicy } from "@byok/providers";
+import { retryPolicy } from "@byok/protocol";
+import { createProviderAdapter } from "@byok/providers";
 import { createLogger } from "@byok/telemetry";
 import { cancelMessage, createCursorClient, heartbeatMessage, runRequestMessage, waitFor, type CursorClient } from "@byok/testing";
 import type { Reservation } from "@byok/metering";

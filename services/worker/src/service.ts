@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { Bus } from "@byok/bus";
 import { redisTargetOf, type GatewayConfig } from "@byok/config";
-import type { RetryPolicy } from "@byok/providers";
+import type { RetryPolicy } from "@byok/protocol";
 import { closeServer, kekFor, listen, openGatewayStore, openRedisBus } from "@byok/process";
 import { createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { Store } from "@byok/store";

@@ -1,5 +1,8 @@
-import { decideRetry, estimateUsage } from "@byok/providers";
-import { DEFAULT_CONTEXT_WINDOW, runErrorFromProvider, type RunStart, ProviderError, type ChatItem, type ProviderTarget, type ToolSpec, type Usage } from "@byok/protocol";
+import { estimateUsage } from "@byok/providers";
+import {
+  decideAfterFailure, DEFAULT_CONTEXT_WINDOW, mayCompactAfterRefusal, ProviderError, runErrorFromProvider,
+  type ChatItem, type ProviderTarget, type RunStart, type ToolSpec, type Usage,
+} from "@byok/protocol";
 import { isStoreError, type AttemptOutcome } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo } from "../metering.js";
@@ -129,35 +132,44 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   }
 }
 
-/** Decides retry, failover or failure of an attempt; true when the model call goes on. */
+/** Carries out the failure policy's decision on a failed attempt; true when the model call goes on. */
 async function onModelFailure(
   ctx: RunContext, e: ProviderError, sawEvent: boolean, target: ProviderTarget, controller: AbortController, inputTokens: number,
 ): Promise<boolean> {
   const phase = sawEvent ? "stream" : "connect";
-  const decision = decideRetry(ctx.deps.retryPolicy, e, phase, ctx.retries[phase]);
-  ctx.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, retry: decision.retry }, "model call failed");
-  if (!decision.retry) {
-    const outputStarted = ctx.state.current?.outputStarted ?? false;
-    // Failover to the next target only before the first output reached the client.
-    if (!outputStarted && e.kind !== "cancelled" && ctx.targetIndex + 1 < ctx.targets.length) {
+  const next = decideAfterFailure(ctx.deps.retryPolicy, {
+    error: e,
+    phase,
+    retriesSoFar: ctx.retries[phase],
+    outputStarted: ctx.state.current?.outputStarted ?? false,
+    targetsLeft: ctx.targets.length - ctx.targetIndex - 1,
+    mayCompact: mayCompactAfterRefusal(ctx.state),
+  }, Math.random);
+  ctx.log.warn({ provider: target.kind, kind: e.kind, status: e.status, phase, next: next.action }, "model call failed");
+  switch (next.action) {
+    case "retry":
+      ctx.retries[phase]++;
+      ctx.telemetry.retried(target.kind, e.kind, "retry");
+      await sleep(next.delayMs, controller.signal);
+      if (controller.signal.aborted) return true;
+      ctx.push({ type: "model_retry", retry: { retryNumber: next.retryNumber, maxRetries: next.maxRetries }, usage: e.partialUsage });
+      return true;
+    case "failover":
       ctx.targetIndex++;
       ctx.retries = { connect: 0, stream: 0 };
       ctx.log.warn({ from: target.kind, to: ctx.targets[ctx.targetIndex]?.kind }, "failing over to the next target");
       ctx.telemetry.retried(target.kind, e.kind, "failover");
       ctx.push({ type: "model_retry", retry: undefined, usage: e.partialUsage });
       return true;
-    }
-    if (e.kind === "context_overflow" && !outputStarted && (await compactAfterRefusal(ctx, target, inputTokens))) return true;
-    const compactionTried = ctx.state.compactedInTurn || ctx.state.compacting !== undefined;
-    ctx.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, compactionTried), usage: e.partialUsage });
-    return false;
+    case "compact":
+      if (await compactAfterRefusal(ctx, target, inputTokens)) return true;
+      break;
+    case "fail":
+      break;
   }
-  ctx.retries[phase]++;
-  ctx.telemetry.retried(target.kind, e.kind, "retry");
-  await sleep(decision.delayMs, controller.signal);
-  if (controller.signal.aborted) return true;
-  ctx.push({ type: "model_retry", retry: { retryNumber: decision.retryNumber, maxRetries: decision.maxRetries }, usage: e.partialUsage });
-  return true;
+  const compactionTried = ctx.state.compactedInTurn || ctx.state.compacting !== undefined;
+  ctx.push({ type: "model_failed", error: runErrorFromProvider(e, target.credentialsSource, compactionTried), usage: e.partialUsage });
+  return false;
 }
 
 /**
@@ -168,7 +180,7 @@ async function onModelFailure(
  */
 async function compactAfterRefusal(ctx: RunContext, target: ProviderTarget, refusedTokens: number): Promise<boolean> {
   const run = ctx.state.run;
-  if (!run || ctx.state.compactedInTurn || ctx.state.compacting || run.kind === "summarize") return false;
+  if (!run) return false;
   const window = Math.min(target.contextWindow ?? DEFAULT_CONTEXT_WINDOW, refusedTokens);
   const history = await conversationHistory(ctx, run);
   const coversBeforeSeq = overflowCut(history, window, target.model);

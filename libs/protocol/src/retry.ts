@@ -1,12 +1,12 @@
-import type { ProviderError } from "@byok/protocol";
+import type { ProviderError } from "./model/index.js";
 
 /**
- * The engine's retry policy for provider passes (seed 003 §2.4.5): failures before the
+ * The engine's retry policy for provider passes: failures before the
  * stream started are retried up to `connectRetries` times, failures after it started up to
  * `streamRetries` times; exponential backoff with jitter between attempts; a provider's
  * `retry-after` wins over the backoff. Fatal kinds (context overflow, quota, auth, invalid
  * request, content policy, not found, cancelled) are never retried. Pure: no timers, no
- * global randomness (inject `random`).
+ * randomness of its own: the jitter's `random` is the caller's (the engine passes Math.random).
  */
 export interface RetryPolicy {
   /** Retries of a pass that failed before yielding any event (connect, HTTP status errors). Default 4. */
@@ -26,7 +26,7 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-/** Defaults per seed 003: 4 connection retries, 5 stream retries, 200 ms × 2ⁿ backoff with ±10 % jitter. */
+/** Defaults: 4 connection retries, 5 stream retries, 200 ms × 2ⁿ backoff with ±10 % jitter. */
 export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
   connectRetries: 4,
   streamRetries: 5,
@@ -51,7 +51,7 @@ export type RetryDecision =
     };
 
 /** Exponential backoff for the `retryNumber`-th retry (1-based): base × 2^(n−1), capped, jittered. */
-export function backoffDelay(policy: RetryPolicy, retryNumber: number, random: () => number = Math.random): number {
+export function backoffDelay(policy: RetryPolicy, retryNumber: number, random: () => number): number {
   const exp = policy.baseDelayMs * 2 ** Math.max(0, retryNumber - 1);
   const capped = Math.min(policy.maxDelayMs, exp);
   const factor = 1 - policy.jitter + 2 * policy.jitter * clamp01(random());
@@ -68,7 +68,7 @@ export function decideRetry(
   err: Pick<ProviderError, "kind" | "retryable" | "retryAfterMs">,
   phase: RetryPhase,
   attemptsSoFar: number,
-  random: () => number = Math.random,
+  random: () => number,
 ): RetryDecision {
   if (!err.retryable || err.kind === "cancelled") return { retry: false, reason: "not_retryable" };
   const maxRetries = phase === "connect" ? policy.connectRetries : policy.streamRetries;
@@ -93,4 +93,40 @@ export function retryPolicy(overrides: Partial<RetryPolicy> = {}): RetryPolicy {
 
 function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+/** What follows a run's failed provider attempt (see {@link decideAfterFailure}). */
+export type AttemptFailureAction =
+  | { action: "retry"; delayMs: number; retryNumber: number; maxRetries: number }
+  | { action: "failover" }
+  | { action: "compact" }
+  | { action: "fail" };
+
+/** A run's failed provider attempt, as the failure policy sees it. */
+export interface AttemptFailure {
+  error: Pick<ProviderError, "kind" | "retryable" | "retryAfterMs">;
+  phase: RetryPhase;
+  /** Retries already made in `phase` of this model call. */
+  retriesSoFar: number;
+  /** Output of the attempt reached the client. */
+  outputStarted: boolean;
+  /** Route targets after the current one. */
+  targetsLeft: number;
+  /** Compaction after a refusal may still be tried (not yet this turn, not a summary run). */
+  mayCompact: boolean;
+}
+
+/**
+ * The run's failure policy, in order: a retry the policy allows; else the route's next target,
+ * but only while no output reached the client (a re-run could not take back what the user
+ * saw); else, for a refusal as longer than the context window, one compaction this turn (the
+ * engine still needs something to compact); else the run fails.
+ */
+export function decideAfterFailure(policy: RetryPolicy, f: AttemptFailure, random: () => number): AttemptFailureAction {
+  const retry = decideRetry(policy, f.error, f.phase, f.retriesSoFar, random);
+  if (retry.retry) return { action: "retry", delayMs: retry.delayMs, retryNumber: retry.retryNumber, maxRetries: retry.maxRetries };
+  if (f.outputStarted) return { action: "fail" };
+  if (f.error.kind !== "cancelled" && f.targetsLeft > 0) return { action: "failover" };
+  if (f.error.kind === "context_overflow" && f.mayCompact) return { action: "compact" };
+  return { action: "fail" };
 }

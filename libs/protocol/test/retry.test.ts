@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ProviderError, type ProviderErrorKind } from "@byok/protocol";
-import { backoffDelay, decideRetry, DEFAULT_RETRY_POLICY, retryPolicy } from "./retry.js";
+import { backoffDelay, decideAfterFailure, decideRetry, DEFAULT_RETRY_POLICY, ProviderError, retryPolicy, type AttemptFailure, type ProviderErrorKind } from "../src/index.js";
 
 const err = (kind: ProviderErrorKind, retryAfterMs?: number) => new ProviderError(kind, "x", retryAfterMs === undefined ? {} : { retryAfterMs });
 const mid = () => 0.5; // jitter factor exactly 1
@@ -44,11 +43,38 @@ describe("retry policy", () => {
   it("honours retry-after exactly, and gives up when it is too long", () => {
     expect(decideRetry(DEFAULT_RETRY_POLICY, err("rate_limited", 3000), "connect", 0, () => 0)).toMatchObject({ retry: true, delayMs: 3000 });
     expect(decideRetry(DEFAULT_RETRY_POLICY, err("rate_limited", 0), "connect", 0, () => 0)).toMatchObject({ retry: true, delayMs: 0 });
-    expect(decideRetry(DEFAULT_RETRY_POLICY, err("rate_limited", 120_000), "connect", 0)).toEqual({ retry: false, reason: "retry_after_too_long" });
+    expect(decideRetry(DEFAULT_RETRY_POLICY, err("rate_limited", 120_000), "connect", 0, mid)).toEqual({ retry: false, reason: "retry_after_too_long" });
   });
 
   it("rejects nonsense settings", () => {
     expect(() => retryPolicy({ jitter: 2 })).toThrow(RangeError);
     expect(() => retryPolicy({ connectRetries: -1 })).toThrow(RangeError);
+  });
+});
+
+describe("failure policy of a run's attempt", () => {
+  const failure = (kind: ProviderErrorKind, over: Partial<AttemptFailure> = {}): AttemptFailure => ({
+    error: err(kind), phase: "connect", retriesSoFar: 0, outputStarted: false, targetsLeft: 0, mayCompact: true, ...over,
+  });
+  const decide = (f: AttemptFailure) => decideAfterFailure(DEFAULT_RETRY_POLICY, f, mid);
+
+  it("retries first, with the numbers the notice shows", () => {
+    expect(decide(failure("server", { targetsLeft: 1 }))).toEqual({ action: "retry", delayMs: 200, retryNumber: 1, maxRetries: 4 });
+    expect(decide(failure("network", { phase: "stream", retriesSoFar: 2, outputStarted: true }))).toMatchObject({ action: "retry", retryNumber: 3, maxRetries: 5 });
+  });
+
+  it("fails over to the next target once retries are spent, only before any output", () => {
+    expect(decide(failure("server", { retriesSoFar: 4, targetsLeft: 1 }))).toEqual({ action: "failover" });
+    expect(decide(failure("auth", { targetsLeft: 2 }))).toEqual({ action: "failover" });
+    expect(decide(failure("server", { phase: "stream", retriesSoFar: 5, targetsLeft: 1, outputStarted: true }))).toEqual({ action: "fail" });
+    expect(decide(failure("server", { retriesSoFar: 4, targetsLeft: 0 }))).toEqual({ action: "fail" });
+    expect(decide(failure("cancelled", { targetsLeft: 1 }))).toEqual({ action: "fail" });
+  });
+
+  it("compacts after a refusal as too long when no target is left and compaction may still be tried", () => {
+    expect(decide(failure("context_overflow"))).toEqual({ action: "compact" });
+    expect(decide(failure("context_overflow", { targetsLeft: 1 }))).toEqual({ action: "failover" });
+    expect(decide(failure("context_overflow", { mayCompact: false }))).toEqual({ action: "fail" });
+    expect(decide(failure("context_overflow", { outputStarted: true }))).toEqual({ action: "fail" });
   });
 });
