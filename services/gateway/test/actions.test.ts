@@ -1,4 +1,4 @@
-// Conversation actions (seed 000 §7.2) with an observable behaviour each.
+// Conversation actions (docs/actions.md) with an observable behaviour each.
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { conversationActionMessage, createCursorClient, runRequestMessage, type CursorClient } from "@byok/testing";
