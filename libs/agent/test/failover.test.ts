@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderTarget } from "@byok/protocol";
 import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
-import { ackKv, describeFrame, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
+import { ackKv, describeFrame, simTarget, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
 describe("failover between a route's targets", () => {
   let world: EngineWorld;
@@ -17,7 +17,7 @@ describe("failover between a route's targets", () => {
 
   async function runTurn(requestId: string) {
     const { sim, bus, store } = world;
-    const target = (model: string): ProviderTarget => ({ kind: "openai-chat", model, baseUrl: `${sim.url}/v1`, apiKey: "sk-engine-test-key", credentialsSource: "gateway" });
+    const target = (model: string): ProviderTarget => ({ ...simTarget(sim), model });
     const engine = testEngine(sim, bus, store, { resolveTargets: () => ({ ok: true, targets: [target("sim-first"), target("sim-second")] }) });
     const ref = { tenantId: "t", requestId };
     const msg = runRequestMessage({ text: "hello", conversationId: `c-${requestId}`, modelId: "m" });
