@@ -5,30 +5,20 @@
 // client, and a state with zero turns starts the model's history over.
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary, type MessageInitShape } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Bus } from "@byok/bus";
+import { describe, expect, it } from "vitest";
 import { blobKey } from "@byok/protocol";
-import type { Store } from "@byok/store";
-import { runRequestMessage, type Simulator } from "@byok/testing";
+import { runRequestMessage } from "@byok/testing";
 import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema, ConversationTurnStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
 import type { ContentMode } from "../src/metering-content.js";
-import { ackKv, simTarget, TEST_TIMERS, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
+import { ackKv, simTarget, suiteWorld, TEST_TIMERS, testEngine } from "./engine-fixture.js";
 
 /** The route's context window: what every checkpoint must report as its maximum. */
 const WINDOW = 64_000;
 
-let world: EngineWorld;
-let sim: Simulator;
-let bus: Bus;
-let store: Store;
-beforeAll(async () => {
-  world = await startEngineWorld();
-  ({ sim, bus, store } = world);
-});
-afterAll(async () => world.close());
+const world = suiteWorld();
 
 interface Turn {
   frames: AgentServerMessage[];
@@ -41,9 +31,9 @@ interface Turn {
 }
 
 function engineFor(mode: ContentMode) {
-  return testEngine(sim, bus, store, {
+  return testEngine(world.sim, world.bus, world.store, {
     content: { modeFor: async () => mode },
-    resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
+    resolveTargets: () => ({ ok: true as const, targets: [simTarget(world.sim, WINDOW)] }),
     // Every checkpoint is published (its acknowledgements never miss the wait on a loaded machine).
     timers: { ...TEST_TIMERS, kvAckTimeoutMs: 30_000 },
   });
@@ -55,19 +45,19 @@ async function turn(
   opts: { mode?: ContentMode; state?: MessageInitShape<typeof ConversationStateStructureSchema>; answer?: string } = {},
 ): Promise<Turn> {
   const ref = { tenantId: "t", requestId: `cp-${randomUUID()}` };
-  sim.enqueue({ text: [opts.answer ?? `answer to ${text}`], usage: { inputTokens: 7, outputTokens: 3 } });
-  const before = sim.requests.length;
+  world.sim.enqueue({ text: [opts.answer ?? `answer to ${text}`], usage: { inputTokens: 7, outputTokens: 3 } });
+  const before = world.sim.requests.length;
   const msg = runRequestMessage({ text, conversationId, modelId: "m", ...(opts.state ? { conversationState: opts.state } : {}) });
-  await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
-  const stopAcks = ackKv(bus, ref);
+  await world.bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+  const stopAcks = ackKv(world.bus, ref);
   try {
     await engineFor(opts.mode ?? "store").runGeneration(ref, 1);
   } finally {
     stopAcks();
   }
-  const out = await bus.readOutput(ref, 1, 0, 1000);
+  const out = await world.bus.readOutput(ref, 1, 0, 1000);
   expect(out.end).toEqual({ ok: true });
-  return read(out.entries.map((e) => fromBinary(AgentServerMessageSchema, e.frame)), sim.requests.slice(before));
+  return read(out.entries.map((e) => fromBinary(AgentServerMessageSchema, e.frame)), world.sim.requests.slice(before));
 }
 
 function read(frames: AgentServerMessage[], requests: { body: unknown }[]): Turn {
@@ -94,14 +84,14 @@ describe("checkpoints in the store", () => {
   it("keeps the turn's final checkpoint, fenced, with every blob it references; maxTokens is the route's window", async () => {
     const conv = `c-keep-${randomUUID().slice(0, 8)}`;
     const t = await turn(conv, "first question");
-    const stored = await store.latestCheckpoint("t", conv);
+    const stored = await world.store.latestCheckpoint("t", conv);
     expect(stored).toBeDefined();
     expect(Array.from(stored!.state)).toEqual(bytes(final(t)));
     expect(final(t).tokenDetails?.maxTokens).toBe(WINDOW);
     expect(final(t).turns).toHaveLength(1);
     expect(t.sentBlobs.size).toBeGreaterThan(0);
     for (const [key, data] of t.sentBlobs) {
-      const got = await store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")));
+      const got = await world.store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")));
       expect(got && Array.from(got)).toEqual(Array.from(data));
     }
   });
@@ -110,9 +100,9 @@ describe("checkpoints in the store", () => {
     const conv = `c-private-${mode}-${randomUUID().slice(0, 8)}`;
     const t = await turn(conv, "a private question", { mode });
     expect(final(t).turns).toHaveLength(1);
-    expect(await store.latestCheckpoint("t", conv)).toBeUndefined();
+    expect(await world.store.latestCheckpoint("t", conv)).toBeUndefined();
     expect(t.sentBlobs.size).toBeGreaterThan(0);
-    for (const key of t.sentBlobs.keys()) expect(await store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")))).toBeUndefined();
+    for (const key of t.sentBlobs.keys()) expect(await world.store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")))).toBeUndefined();
   });
 
   it("a client without local state continues from the stored checkpoint: its turns, and their blobs sent again", async () => {
@@ -130,7 +120,7 @@ describe("checkpoints in the store", () => {
     const refs = agentTurn.case === "agentConversationTurn" ? [agentTurn.value.userMessage, ...agentTurn.value.steps] : [];
     expect(refs.length).toBeGreaterThan(1);
     for (const r of refs) expect(two.sentBlobs.has(blobKey(r))).toBe(true);
-    expect(Array.from((await store.latestCheckpoint("t", conv))!.state)).toEqual(bytes(final(two)));
+    expect(Array.from((await world.store.latestCheckpoint("t", conv))!.state)).toEqual(bytes(final(two)));
   });
 
   it("a state the client restored to an earlier checkpoint wins over the stored one", async () => {
@@ -150,10 +140,10 @@ describe("checkpoints in the store", () => {
     expect(final(fresh).turns).toHaveLength(1);
   });
 
-  it("an import takes the blobs the store holds instead of asking the client (no get_blob_args)", async () => {
+  it("an import takes the blobs the world.store holds instead of asking the client (no get_blob_args)", async () => {
     const elsewhere = `c-source-${randomUUID().slice(0, 8)}`;
     const one = await turn(elsewhere, "question from the first chat", { answer: "the first chat's answer" });
-    // The same turns under a conversation id the store has never seen (a duplicated chat).
+    // The same turns under a conversation id the world.store has never seen (a duplicated chat).
     const copy = await turn(`c-copy-${randomUUID().slice(0, 8)}`, "question in the copy", { state: { turns: final(one).turns } });
     expect(copy.getBlobArgs).toBe(0);
     expect(userTexts(copy)).toEqual(["question from the first chat", "question in the copy"]);

@@ -21,6 +21,16 @@ export interface EngineWorld {
   close(): Promise<void>;
 }
 
+/** The enclosing file's (or block's) engine world: started before its tests, closed after them. */
+export function suiteWorld(): EngineWorld {
+  const world = {} as EngineWorld;
+  beforeAll(async () => {
+    Object.assign(world, await startEngineWorld());
+  });
+  afterAll(async () => world.close());
+  return world;
+}
+
 export async function startEngineWorld(): Promise<EngineWorld> {
   const sim = await startSimulator();
   const bus = createMemoryBus(BUS_OPTIONS);

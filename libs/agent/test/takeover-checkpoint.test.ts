@@ -4,32 +4,23 @@
 // progress (the summary pass re-runs over the same history, not as an ordinary pass).
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { Bus, RequestRef } from "@byok/bus";
 import { blobKey } from "@byok/protocol";
-import { createStore, type Store } from "@byok/store";
-import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { runRequestMessage } from "@byok/testing";
 import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import { ackKv, describeFrame, simTarget, TEST_TIMERS, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
+import { ackKv, describeFrame, simTarget, TEST_TIMERS, suiteBus, suiteWorld, testEngine, waitFor } from "./engine-fixture.js";
 /** Small enough that turn two (turn one's long question, tools, a short question) is compacted first. */
 const WINDOW = 8_000;
 
-let sim: Simulator;
-let store: Store;
-beforeAll(async () => {
-  sim = await startSimulator();
-  store = await createStore({ driver: "pglite" });
-});
-afterAll(async () => {
-  await store.close();
-  await sim.close();
-});
+// The simulator and the PGlite store of one engine world; each describe block brings its own bus.
+const world = suiteWorld();
 
 type Message = { role: string; content: unknown };
-const prompts = (from: number) => sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
+const prompts = (from: number) => world.sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
 const frames = async (bus: Bus, ref: RequestRef) => (await bus.readOutput(ref, 1, 0, 1000)).entries.map((e) => fromBinary(AgentServerMessageSchema, e.frame));
 const checkpoints = (fs: AgentServerMessage[]) =>
   fs.flatMap((f) => (f.message.case === "conversationCheckpointUpdate" ? [f.message.value] : [])) as ConversationStateStructure[];
@@ -41,8 +32,8 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
     bus = busOf();
   });
   const engine = () =>
-    testEngine(sim, bus, store, {
-      resolveTargets: () => ({ ok: true as const, targets: [simTarget(sim, WINDOW)] }),
+    testEngine(world.sim, bus, world.store, {
+      resolveTargets: () => ({ ok: true as const, targets: [simTarget(world.sim, WINDOW)] }),
       // Every checkpoint is published (its acknowledgements never miss the wait on a loaded machine).
       timers: { ...TEST_TIMERS, kvAckTimeoutMs: 30_000 },
     });
@@ -50,7 +41,7 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
   /** One turn without client state, run to its end by one owner. */
   async function wholeTurn(conversationId: string, text: string): Promise<AgentServerMessage[]> {
     const ref = { tenantId: "t", requestId: `whole-${randomUUID()}` };
-    sim.enqueue({ text: [`answer to ${text.slice(0, 20)}`], usage: { inputTokens: 5, outputTokens: 2 } });
+    world.sim.enqueue({ text: [`answer to ${text.slice(0, 20)}`], usage: { inputTokens: 5, outputTokens: 2 } });
     const msg = runRequestMessage({ text, conversationId, modelId: "m" });
     await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
     const stop = ackKv(bus, ref);
@@ -83,17 +74,17 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
   it("a client without local state: the new owner continues from the checkpoint the first owner read", async () => {
     const conv = `c-base-${busKind}-${randomUUID().slice(0, 8)}`;
     const one = checkpoints(await wholeTurn(conv, "question one")).at(-1)!;
-    sim.enqueue(
+    world.sim.enqueue(
       { text: ["cut-a ", "cut-b ", "cut-c ", "cut-d"], chunkDelayMs: 150, usage: { inputTokens: 5, outputTokens: 4 } },
       { text: ["re-run"], usage: { inputTokens: 6, outputTokens: 2 } },
     );
-    const before = sim.requests.length;
+    const before = world.sim.requests.length;
     const out = await cutTurn(
       conv,
       "question two",
       async (ref) => (await frames(bus, ref)).some((f) => describeFrame(f).startsWith("text:")),
       // Meanwhile another device stored a newer checkpoint (restored to the beginning).
-      () => store.saveCheckpoint({ tenantId: "t", conversationId: conv, requestId: "other-device", generation: 1, state: toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, {})) }),
+      () => world.store.saveCheckpoint({ tenantId: "t", conversationId: conv, requestId: "other-device", generation: 1, state: toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, {})) }),
     );
     const [firstAttempt, reRun] = prompts(before);
     expect(JSON.stringify(firstAttempt)).toContain("question one");
@@ -101,19 +92,19 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
     const last = checkpoints(out).at(-1)!;
     expect(last.turns).toHaveLength(2);
     expect(blobKey(last.turns[0]!)).toBe(blobKey(one.turns[0]!));
-    expect(Array.from((await store.latestCheckpoint("t", conv))!.state)).toEqual(Array.from(toBinary(ConversationStateStructureSchema, last)));
+    expect(Array.from((await world.store.latestCheckpoint("t", conv))!.state)).toEqual(Array.from(toBinary(ConversationStateStructureSchema, last)));
   });
 
   it("a compaction in progress: the new owner re-runs the summary pass over the same history", async () => {
     const conv = `c-compact-${busKind}-${randomUUID().slice(0, 8)}`;
     await wholeTurn(conv, `QUESTION-ONE: ${Array.from({ length: 2_500 }, (_, i) => `word${i}`).join(" ")}`);
-    sim.enqueue(
+    world.sim.enqueue(
       { text: ["SUMMARY-cut ", "more ", "more ", "more"], chunkDelayMs: 200, usage: { inputTokens: 5, outputTokens: 4 } },
       { text: ["SUMMARY: question one, at length."], usage: { inputTokens: 5, outputTokens: 5 } },
       { text: ["answer two"], usage: { inputTokens: 6, outputTokens: 2 } },
     );
-    const before = sim.requests.length;
-    const out = await cutTurn(conv, "QUESTION-TWO", async () => sim.requests.length > before);
+    const before = world.sim.requests.length;
+    const out = await cutTurn(conv, "QUESTION-TWO", async () => world.sim.requests.length > before);
     const [cutSummary, summary, pass] = prompts(before);
     expect(summary).toEqual(cutSummary);
     expect(JSON.stringify(summary)).toContain("QUESTION-ONE");

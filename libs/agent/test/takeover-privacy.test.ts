@@ -4,23 +4,14 @@
 // and on the Redis bus — and the store still holds no content.
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStore, type Store } from "@byok/store";
-import { runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { describe, expect, it } from "vitest";
+import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
 import type { ContentMode } from "../src/metering-content.js";
-import { ackKv, describeFrame, suiteBus, testEngine, waitFor } from "./engine-fixture.js";
+import { ackKv, describeFrame, suiteBus, suiteWorld, testEngine, waitFor } from "./engine-fixture.js";
 
-let sim: Simulator;
-let store: Store;
-beforeAll(async () => {
-  sim = await startSimulator();
-  store = await createStore({ driver: "pglite" });
-});
-afterAll(async () => {
-  await store.close();
-  await sim.close();
-});
+// The simulator and the PGlite store of one engine world; each describe block brings its own bus.
+const world = suiteWorld();
 
 describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run that stores no content (%s bus)", (busKind) => {
   const busOf = suiteBus(busKind, "privacy");
@@ -30,12 +21,12 @@ describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run 
     const bus = busOf();
     const conversationId = `c-${mode}-${randomUUID().slice(0, 8)}`;
     const ref = { tenantId: "t", requestId: `privacy-${randomUUID()}` };
-    sim.enqueue(
+    world.sim.enqueue(
       { text: ["cut-a ", "cut-b ", "cut-c ", "cut-d"], chunkDelayMs: 150, usage: { inputTokens: 5, outputTokens: 4 } },
       { text: ["re-run"], usage: { inputTokens: 6, outputTokens: 2 } },
     );
-    const before = sim.requests.length;
-    const engine = () => testEngine(sim, bus, store, { content: { modeFor: async () => mode } });
+    const before = world.sim.requests.length;
+    const engine = () => testEngine(world.sim, bus, world.store, { content: { modeFor: async () => mode } });
     const msg = runRequestMessage({ text: `the user's question (${mode})`, conversationId, modelId: "m" });
     await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
     const stopAcks = ackKv(bus, ref);
@@ -58,12 +49,12 @@ describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run 
       stopAcks();
     }
 
-    const [firstAttempt, reRun] = sim.requests.slice(before).map((r) => (r.body as { messages: unknown[] }).messages);
+    const [firstAttempt, reRun] = world.sim.requests.slice(before).map((r) => (r.body as { messages: unknown[] }).messages);
     expect(JSON.stringify(firstAttempt)).toContain(`the user's question (${mode})`);
     expect(reRun).toEqual(firstAttempt);
 
-    const history = await store.listHistory("t", conversationId);
-    const conversation = await store.getConversation("t", conversationId);
+    const history = await world.store.listHistory("t", conversationId);
+    const conversation = await world.store.getConversation("t", conversationId);
     if (mode === "store") {
       expect(history.map((h) => h.kind)).toEqual(["user", "assistant", "assistant"]);
       expect(conversation).toBeDefined();
