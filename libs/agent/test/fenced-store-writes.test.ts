@@ -38,12 +38,22 @@ describe("store writes of a fenced-out owner", () => {
     // The first owner's bus: the snapshot saved inside its provider call is written, its reply held.
     let resume!: () => void;
     const resumed = new Promise<void>((r) => (resume = r));
+    // A snapshot is saved on its own or carried by a batch's append: both are held the same way.
+    const holdAfter = async (snapshot: Uint8Array | undefined) => {
+      if (!snapshot) return;
+      const snap = JSON.parse(new TextDecoder().decode(snapshot)) as { state: { phase: Phase } };
+      if (isCallingModel(snap.state)) await resumed;
+    };
     const pausedBus: Bus = {
       ...bus,
       saveSnapshot: async (...args) => {
         const r = await bus.saveSnapshot(...args);
-        const snap = JSON.parse(new TextDecoder().decode(args[3])) as { state: { phase: Phase } };
-        if (isCallingModel(snap.state)) await resumed;
+        await holdAfter(args[3]);
+        return r;
+      },
+      appendOutput: async (...args) => {
+        const r = await bus.appendOutput(...args);
+        await holdAfter(args[5]);
         return r;
       },
     };

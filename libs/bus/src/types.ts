@@ -135,8 +135,12 @@ export interface Bus {
   /** Like watch(), for new input of the request. */
   watchInput(ref: RequestRef, onChange: () => void): Unsubscribe;
 
-  /** Appends frames atomically (all or none), fenced by epoch and capped. */
-  appendOutput(ref: RequestRef, generation: number, epoch: number, frames: Uint8Array[], trace: TraceCarrier): Promise<OutputAppendResult>;
+  /**
+   * Appends frames atomically (all or none), fenced by epoch and capped. With `snapshot` (not
+   * empty), the run snapshot is saved in the same atomic step, only if the frames were appended:
+   * one fenced write per batch instead of two.
+   */
+  appendOutput(ref: RequestRef, generation: number, epoch: number, frames: Uint8Array[], trace: TraceCarrier, snapshot?: Uint8Array): Promise<OutputAppendResult>;
 
   /**
    * Ends the generation (fenced): stores the end status, marks the generation ended and

@@ -142,6 +142,51 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       expect(await bus.appendOutput(r, 1, e, [bytes("late")], {})).toEqual({ ok: false, reason: "ended" });
     });
 
+    it("saves a snapshot carried by an append only with its frames, fenced", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const e1 = await bus.claim(r, 1);
+      expect(await bus.appendOutput(r, 1, e1, [bytes("a")], {}, bytes("s1"))).toEqual({ ok: true, nextIndex: 1 });
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s1");
+      const e2 = await bus.claim(r, 1);
+      // The stale owner's append and its snapshot are refused together.
+      expect(await bus.appendOutput(r, 1, e1, [bytes("stale")], {}, bytes("stale"))).toEqual({ ok: false, reason: "fenced" });
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s1");
+      // A capped append saves no snapshot either.
+      const over = Array.from({ length: CONTRACT_OPTIONS.maxOutputFrames }, (_, i) => bytes(`f${i}`));
+      expect(await bus.appendOutput(r, 1, e2, over, {}, bytes("capped"))).toMatchObject({ ok: false, reason: "cap" });
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s1");
+      expect(await bus.appendOutput(r, 1, e2, [bytes("b")], {}, bytes("s2"))).toEqual({ ok: true, nextIndex: 2 });
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s2");
+      await bus.endOutput(r, 1, e2, { ok: true });
+      expect(await bus.appendOutput(r, 1, e2, [bytes("late")], {}, bytes("late"))).toEqual({ ok: false, reason: "ended" });
+      expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s2");
+      expect((await bus.readOutput(r, 1, 0, 100)).entries.map((x) => text(x.frame))).toEqual(["a", "b"]);
+    });
+
+    it("returns the end with a full page that reaches it, and to a cursor at or past the end", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const e = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, e, [bytes("a"), bytes("b"), bytes("c")], {});
+      expect(await bus.readOutput(r, 1, 3, 10)).toEqual({ entries: [] });
+      expect(await bus.endOutput(r, 1, e, { ok: true })).toEqual({ ok: true, nextIndex: 3 });
+      const page = await bus.readOutput(r, 1, 1, 2);
+      expect(page.entries.map((x) => [x.index, text(x.frame)])).toEqual([[1, "b"], [2, "c"]]);
+      expect(page.end).toEqual({ ok: true });
+      const short = await bus.readOutput(r, 1, 0, 2);
+      expect(short.entries.map((x) => text(x.frame))).toEqual(["a", "b"]);
+      expect(short.end).toBeUndefined();
+      expect(await bus.readOutput(r, 1, 3, 10)).toEqual({ entries: [], end: { ok: true } });
+      expect(await bus.readOutput(r, 1, 7, 10)).toEqual({ entries: [], end: { ok: true } });
+      // An ended generation without frames.
+      const r2 = ref();
+      await bus.appendInput(r2, 1n, bytes("x"), {});
+      const e2 = await bus.claim(r2, 1);
+      await bus.endOutput(r2, 1, e2, { ok: false, code: "cancelled", message: "gone" });
+      expect(await bus.readOutput(r2, 1, 0, 10)).toEqual({ entries: [], end: { ok: false, code: "cancelled", message: "gone" } });
+    });
+
     it("wakes watchers on new output and new input", async () => {
       const r = ref();
       let outputWakes = 0;

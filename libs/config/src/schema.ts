@@ -68,8 +68,8 @@ export const LimitsSchema = z.object({
 /**
  * Distributed mode: the Redis bus, the BullMQ run queue and the provider workers. Each field
  * is read from its `envName` variable (e.g. workerConcurrency → GATEWAY_WORKER_CONCURRENCY).
- * Takeover of a dead worker's run takes about lockDurationMs + stalledIntervalMs (see
- * docs/distributed.md); tests shorten both.
+ * Takeover of a dead worker's run takes up to deadWorkerCheckMs + stalledIntervalMs; of a hung
+ * one, ½–1 × lockDurationMs + up to stalledIntervalMs (docs/distributed.md).
  */
 export const DistributedSchema = z.object({
   /** Prefix of every bus key and channel (no braces: the bus adds the request's hash tag). */
@@ -86,10 +86,18 @@ export const DistributedSchema = z.object({
   queuePrefix: z.string().regex(/^\{[^{}:\s]+\}$/, "must be a hash tag like {byok}").default("{byok}"),
   /** Run generations one worker process executes at once. */
   workerConcurrency: z.coerce.number().int().min(1).max(10_000).default(256),
-  /** BullMQ job lock; renewed every half of it while the worker lives. */
+  /**
+   * BullMQ job lock; renewed every half of it while the worker lives. Only a worker that hangs
+   * or is cut off with its sockets open waits this out; a dead process is found sooner (below).
+   */
   lockDurationMs: ms(5_000),
-  /** How often every worker looks for jobs whose lock expired (stalled) and re-queues them. */
-  stalledIntervalMs: ms(2_000),
+  /** How often every worker looks for jobs whose lock expired or was freed (stalled) and re-queues them. */
+  stalledIntervalMs: ms(500),
+  /**
+   * How often every worker looks for workers whose process died (their presence subscription
+   * vanished with their connections) and frees their runs for the next stalled check.
+   */
+  deadWorkerCheckMs: ms(250),
   /** Takeovers of one job after stalls before BullMQ fails it. */
   maxStalledCount: z.coerce.number().int().min(0).default(5),
   /** Attempts of a run job whose processor failed (e.g. Redis errors); each retry is a takeover. */

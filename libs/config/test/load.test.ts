@@ -55,9 +55,10 @@ describe("loadConfig", () => {
 });
 
 describe("loadConfig: distributed settings", () => {
-  it("has defaults that take a dead worker's run over within seconds", () => {
+  it("has defaults that take a dead worker's run over within 2 s (presence check + one stalled check)", () => {
     const c = loadConfig({ GATEWAY_MODE: "distributed", DATABASE_URL: "postgres://x/y", REDIS_URL: "redis://r" });
     expect(c.distributed).toMatchObject({ redisKeyPrefix: "byok", queuePrefix: "{byok}", queueName: "runs", workerConcurrency: 256 });
+    expect(c.distributed.deadWorkerCheckMs + c.distributed.stalledIntervalMs).toBeLessThanOrEqual(2_000);
     expect(c.distributed.lockDurationMs + c.distributed.stalledIntervalMs).toBeLessThanOrEqual(10_000);
   });
 

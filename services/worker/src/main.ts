@@ -10,7 +10,7 @@ try {
   const svc = await startWorkerService(config, { ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
   const d = config.distributed;
   svc.logger.info(
-    { url: svc.url, name: svc.name, queue: `${d.queuePrefix}:${d.queueName}`, concurrency: d.workerConcurrency, lockDurationMs: d.lockDurationMs, stalledIntervalMs: d.stalledIntervalMs },
+    { url: svc.url, name: svc.name, queue: `${d.queuePrefix}:${d.queueName}`, concurrency: d.workerConcurrency, lockDurationMs: d.lockDurationMs, stalledIntervalMs: d.stalledIntervalMs, deadWorkerCheckMs: d.deadWorkerCheckMs },
     "worker started",
   );
   // One machine-readable line for scripts and tests.

@@ -62,6 +62,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
       concurrency: d.workerConcurrency,
       lockDurationMs: d.lockDurationMs,
       stalledIntervalMs: d.stalledIntervalMs,
+      deadWorkerCheckMs: d.deadWorkerCheckMs,
       maxStalledCount: d.maxStalledCount,
       connectionName: name,
     },

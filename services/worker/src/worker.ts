@@ -1,7 +1,7 @@
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
 import { endFailedGeneration, type RunEngine } from "@byok/agent";
 import {
-  assertQueueName, assertQueuePrefix, GenerationGoneError, openQueueConnection, RUN_JOB_NAME, type Bus, type RedisTarget, type RequestRef,
+  assertQueueName, assertQueuePrefix, GenerationGoneError, openQueueConnection, RUN_JOB_NAME, startWorkerPresence, type Bus, type RedisTarget, type RequestRef,
   type RunJobData, type RunQueueSettings,
 } from "@byok/bus";
 import type { GatewayMetrics, Logger, QueueState } from "@byok/telemetry";
@@ -14,6 +14,8 @@ export interface RunWorkerConfig extends RunQueueSettings {
   lockDurationMs: number;
   /** How often this worker re-queues jobs whose lock expired (a dead worker's runs). */
   stalledIntervalMs: number;
+  /** How often this worker looks for workers whose process is gone and frees their runs (worker-presence.ts in @byok/bus). */
+  deadWorkerCheckMs: number;
   /** Stall recoveries of one job before BullMQ fails it. */
   maxStalledCount: number;
   /** Client name prefix of the worker's connections (CLIENT LIST shows `<connectionName>:worker`). */
@@ -56,8 +58,11 @@ export interface RunWorker {
  *   attempt the generation is ended `internal` with ErrorDetails so its readers do not wait forever;
  * - this worker is closing: the job is moved back to wait (WaitingError) and another worker
  *   takes it over;
- * - this worker died (kill -9): its lock expires, the stalled check of another worker re-queues
- *   the job, which takes it over (takeover time ≈ lockDurationMs + stalledIntervalMs).
+ * - this worker died (kill -9, OOM): its presence subscription vanished with its connections;
+ *   another worker's presence check (every deadWorkerCheckMs) frees its jobs and the next
+ *   stalled check re-queues them (takeover ≈ deadWorkerCheckMs + stalledIntervalMs);
+ * - this worker hangs or is cut off with its sockets open: its lock expires, the stalled check
+ *   of another worker re-queues the job (takeover ≈ lockDurationMs + stalledIntervalMs).
  */
 export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): RunWorker {
   assertQueueName(config.name);
@@ -123,6 +128,15 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     autorun: true,
   });
   worker.on("error", (err) => warnOnce("worker error", err.message));
+  const presence = startWorkerPresence({
+    redis: config.redis,
+    queue: { name: config.name, prefix: config.prefix },
+    workerName: config.connectionName,
+    checkMs: config.deadWorkerCheckMs,
+    commands: countsConnection,
+    onError: (err) => warnOnce("worker presence", err.message),
+    onReleased: (jobIds) => log.warn({ jobIds }, "freed the runs of a dead worker for takeover"),
+  });
   worker.on("lockRenewalFailed", (ids) => log.warn({ jobIds: ids }, "job lock lost (another worker may take the run over)"));
   worker.on("failed", (job, err) => {
     if (!job) return;
@@ -143,7 +157,7 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
   let closing: Promise<void> | undefined;
   return {
     worker,
-    ready: () => worker.waitUntilReady().then(() => undefined),
+    ready: () => Promise.all([worker.waitUntilReady(), presence.ready()]).then(() => undefined),
     running: () => active,
     async counts() {
       const c = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
@@ -151,6 +165,8 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     },
     close() {
       closing ??= (async () => {
+        // Unregistered first: no other worker frees the runs this one hands back itself.
+        await presence.close();
         const closed = worker.close(); // stops fetching; waits for the active jobs below
         shutdown.abort();
         await closed;

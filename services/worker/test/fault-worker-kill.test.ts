@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCursorClient, metricDelta, runRequestMessage, scrapeMetrics, type MetricSample } from "@byok/testing";
 import { decodeFrames, describeFrame, encodeFrames, isText, jobOwner, textAfterNotice, xrangeFrames } from "./frames.js";
 import { createStore } from "@byok/store";
+import { runJobId } from "@byok/bus";
 import { DATABASE_URL, logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
 
 function slowScript(tag: string, chunks: number, chunkDelayMs: number) {
@@ -74,12 +75,15 @@ describe("worker faults (real processes)", () => {
   it("kill -9 of the owning worker mid-stream: the other worker finishes the turn, nothing lost or repeated", async () => {
     c.sim.enqueue(slowScript("first", 30, 100), { text: ["second ", "attempt"], usage: { inputTokens: 6, outputTokens: 2 } });
     let killed: ServiceProcess | undefined;
-    const { result, stored } = await turnWithFault(`kill9-${randomUUID()}`, async (owner) => {
+    const { result, stored, ref } = await turnWithFault(`kill9-${randomUUID()}`, async (owner) => {
       killed = owner;
       owner.signal("SIGKILL");
       await owner.exited;
     });
     expect(killed).toBeDefined();
+    // Found dead by its vanished presence subscription, not by waiting out its job lock.
+    const freed = c.workers.filter((w) => w !== killed).flatMap(logRecords).filter((r) => r.msg === "freed the runs of a dead worker for takeover");
+    expect(freed.flatMap((r) => r.jobIds as string[])).toContain(runJobId(ref, 1));
     expect(result.end).toEqual({ ok: true });
     expect(result.turnEnded).toBeDefined();
     const got = result.messages.map(describeFrame);

@@ -30,13 +30,19 @@ export function textAfterNotice(messages: readonly AgentServerMessage[]): string
     .join("");
 }
 
-/** Every frame of a generation's output stream, read with XRANGE (field `f`). */
+/** Every frame of a generation's output stream, read with XRANGE (field `f`; the end marker, field `e`, is last). */
 export async function xrangeFrames(redis: Redis, keyPrefix: string, ref: RequestRef, generation: number): Promise<Uint8Array[]> {
   const key = requestKeys(keyPrefix, ref).generation(generation).output;
   const entries = await redis.xrangeBuffer(key, "-", "+");
-  return entries.map(([, fields]) => {
-    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]!.toString() === "f") return new Uint8Array(fields[i + 1]!);
-    throw new Error("output entry without a frame");
+  const field = (fields: Buffer[], name: string) => {
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i]!.toString() === name) return fields[i + 1]!;
+    return undefined;
+  };
+  if (entries.slice(0, -1).some(([, fields]) => field(fields, "e"))) throw new Error("end marker before the last entry");
+  return entries.filter(([, fields]) => !field(fields, "e")).map(([, fields]) => {
+    const f = field(fields, "f");
+    if (!f) throw new Error("output entry without a frame");
+    return new Uint8Array(f);
   });
 }
 

@@ -47,7 +47,7 @@ describe("run worker (in process)", () => {
 
   const worker = (engine: RunEngine) =>
     createRunWorker(
-      { redis: REDIS_URL, ...queue, connectionName: `rw-${id}`, concurrency: 4, lockDurationMs: 2_000, stalledIntervalMs: 1_000, maxStalledCount: 1 },
+      { redis: REDIS_URL, ...queue, connectionName: `rw-${id}`, concurrency: 4, lockDurationMs: 2_000, stalledIntervalMs: 1_000, deadWorkerCheckMs: 250, maxStalledCount: 1 },
       { engine, bus, logger },
     );
 

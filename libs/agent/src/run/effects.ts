@@ -6,6 +6,7 @@ import { ConversationStateStructureSchema, PrewarmRequestSchema } from "@byok/wi
 import { storedTurnBlobs } from "./client-turns.js";
 import type { RunContext } from "./context.js";
 import { abortModelCall, startModelCall } from "./model-call.js";
+import { runSnapshot } from "./takeover.js";
 
 /**
  * The effect interpreter: the state machine's effects (data) become I/O. Exhaustive: a new
@@ -102,24 +103,28 @@ export function mayHoldDeltas(ctx: RunContext): boolean {
 
 /**
  * Appends the frames emitted so far to the output stream, fenced by this owner's epoch, with
- * consecutive deltas merged: what is stored is exactly what every reader gets.
+ * consecutive deltas merged: what is stored is exactly what every reader gets. With
+ * `withSnapshot`, the run snapshot (counting these frames) rides in the same append, one
+ * fenced write instead of two. Returns whether it did (false: nothing was pending).
  */
-export async function flush(ctx: RunContext): Promise<void> {
-  if (ctx.pendingFrames.length === 0 || ctx.lost) return;
+export async function flush(ctx: RunContext, withSnapshot = false): Promise<boolean> {
+  if (ctx.pendingFrames.length === 0 || ctx.lost) return false;
   const merged = (ctx.deps.timers.deltaCoalesceMs ?? 0) > 0 ? coalesceDeltas(ctx.pendingFrames) : ctx.pendingFrames;
   ctx.pendingFrames = [];
   ctx.deltaStreaming = isCoalescableDelta(merged.at(-1)!);
   const frames = merged.map(encodeServerMessage);
-  const res = await ctx.deps.bus.appendOutput(ctx.ref, ctx.generation, ctx.epoch, frames, ctx.traceCarrier);
+  const snapshot = withSnapshot ? runSnapshot(ctx, ctx.outputFrames + frames.length) : undefined;
+  const res = await ctx.deps.bus.appendOutput(ctx.ref, ctx.generation, ctx.epoch, frames, ctx.traceCarrier, snapshot);
   if (res.ok) {
     ctx.outputFrames = res.nextIndex;
     ctx.telemetry.appended();
-    return;
+    return withSnapshot;
   }
   // Another worker owns the generation now: stop without touching anything.
   if (res.reason === "fenced") ctx.fencedOut("append_output");
   else if (res.reason === "ended") ctx.loseOwnership({ reason: res.reason });
   else ctx.push({ type: "output_cap", limit: res.limit });
+  return false;
 }
 
 async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["decision"]): Promise<void> {

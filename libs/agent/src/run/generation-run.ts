@@ -149,8 +149,10 @@ export class GenerationRun {
       }
       if (events !== undefined && !isEnded(ctx.state) && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
       flushBy = undefined;
-      await flush(ctx);
-      if (!isEnded(ctx.state) && !ctx.lost && this.snapshots.due(streamingOnly)) await saveSnapshot(ctx);
+      const snapshot = !isEnded(ctx.state) && !ctx.lost && this.snapshots.due(streamingOnly);
+      // A due snapshot rides in the batch's append; on its own only when no frame is pending.
+      const carried = await flush(ctx, snapshot);
+      if (snapshot && !carried && !isEnded(ctx.state) && !ctx.lost) await saveSnapshot(ctx);
       streamingOnly = true;
     }
   }

@@ -89,20 +89,28 @@ export class SnapshotSchedule {
   }
 }
 
-/** Saves what the next owner needs, fenced by epoch; a refused save means ownership is lost. */
-export async function saveSnapshot(ctx: RunContext): Promise<void> {
+/** What the next owner needs, as it stands once `outputFrames` frames are appended. */
+export function runSnapshot(ctx: RunContext, outputFrames: number): Uint8Array {
   const snap: RunSnapshot = {
     v: 2,
     inputIndex: ctx.processedInput,
     runRequestIndex: ctx.runRequestIndex,
-    outputFrames: ctx.outputFrames,
+    outputFrames,
     retries: ctx.retries,
     targetIndex: ctx.targetIndex,
     state: snapshotRunState(ctx.state),
     ...(ctx.held ? { content: ctx.held.current() } : {}),
     ...(ctx.meterTicket === undefined ? {} : { meterTicket: ctx.meterTicket }),
   };
-  if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, encodeSnapshot(snap)))) {
+  return encodeSnapshot(snap);
+}
+
+/**
+ * Saves the snapshot on its own, fenced by epoch (a batch with frames carries it in its append
+ * instead, effects.ts `flush`); a refused save means ownership is lost.
+ */
+export async function saveSnapshot(ctx: RunContext): Promise<void> {
+  if (!(await ctx.deps.bus.saveSnapshot(ctx.ref, ctx.generation, ctx.epoch, runSnapshot(ctx, ctx.outputFrames)))) {
     ctx.fencedOut("snapshot");
   }
 }

@@ -2,3 +2,4 @@ export { createBullmqDispatcher, type BullmqDispatcher, type BullmqDispatcherCon
 export { openQueueConnection } from "./connection.js";
 export { runJobId, escapeJobIdPart } from "./job-id.js";
 export { RUN_JOB_NAME, assertQueueName, assertQueuePrefix, type RunJobData, type RunQueueSettings } from "./types.js";
+export { startWorkerPresence, type WorkerPresence, type WorkerPresenceConfig } from "./worker-presence.js";

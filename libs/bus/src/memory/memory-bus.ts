@@ -198,13 +198,15 @@ export function createMemoryBus(opts: BusOptions): Bus {
       return watchIn(inputWatchers, ref, onChange);
     },
 
-    async appendOutput(ref, generation, epoch, frames, trace): Promise<OutputAppendResult> {
+    async appendOutput(ref, generation, epoch, frames, trace, snapshot): Promise<OutputAppendResult> {
+      if (snapshot?.byteLength === 0) throw new Error("appendOutput: an empty snapshot cannot be saved");
       const g = gen(ref, generation);
       if (!g || g.epoch !== epoch) return { ok: false, reason: "fenced" };
       if (g.end) return { ok: false, reason: "ended" };
       if (g.output.length + frames.length > opts.maxOutputFrames) return { ok: false, reason: "cap", limit: opts.maxOutputFrames };
       const appendedAt = Date.now();
       for (const frame of frames) g.output.push({ index: g.output.length, frame, trace, appendedAt });
+      if (snapshot) g.snapshot = snapshot;
       notify(outputWatchers, keyOf(ref));
       return { ok: true, nextIndex: g.output.length };
     },

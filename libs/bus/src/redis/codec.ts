@@ -60,9 +60,11 @@ export function toInputEntry([id, raw]: StreamEntry): InputEntry {
   };
 }
 
-export function toOutputEntry([id, raw]: StreamEntry): OutputEntry {
+/** An output stream entry: a frame, or the end marker end-output appends after the last frame. */
+export function toOutputItem([id, raw]: StreamEntry): { entry: OutputEntry } | { end: EndStatus } {
   const f = fieldsOf(raw);
-  return { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")), appendedAt: Number(f.get("a")?.toString("latin1") ?? "0") };
+  if (f.has("e")) return { end: toEndStatus(Object.fromEntries(f))! };
+  return { entry: { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")), appendedAt: Number(f.get("a")?.toString("latin1") ?? "0") } };
 }
 
 /** The end hash (HGETALL, Buffer values) → EndStatus; undefined when the hash is absent. */

@@ -3,10 +3,10 @@ import { randomUUID } from "node:crypto";
 import { assertKeyPrefix, defineScripts, isDisconnected, openConnection, runScript, type RedisTarget } from "@byok/redis";
 import type { Redis } from "ioredis";
 import type {
-  AppendOutcome, Bus, BusOptions, GenerationInfo, InputEntry, OutputAppendResult, OutputRead, RequestRef,
+  AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult, OutputEntry, OutputRead, RequestRef,
 } from "../types.js";
 import { encodeEntryMeta } from "../entry-meta.js";
-import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputEntry, type StreamEntry } from "./codec.js";
+import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry } from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
 import { conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
 import {
@@ -116,25 +116,30 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     readOutput(ref, generation, fromIndex, max): Promise<OutputRead> {
       const g = requestKeys(prefix, ref).generation(generation);
       return op("readOutput", async () => {
-        // One MULTI: the entries, the stream length and the end entry form one snapshot, so
-        // "every entry before the end was returned" is decided on consistent data.
         const from = Math.max(0, fromIndex);
-        const res = await cmd
-          .multi()
-          .xrangeBuffer(g.output, idOfIndex(from), "+", "COUNT", Math.max(1, max))
-          .xlen(g.output)
-          .hgetallBuffer(g.end)
-          .exec();
+        const limit = Math.max(1, max);
+        // One XRANGE: the end marker (end-output.lua) follows the last frame, so a range that
+        // reaches it holds both; one more than `max` so a full page right before it ends too.
+        const range = (await cmd.xrangeBuffer(g.output, idOfIndex(from), "+", "COUNT", limit + 1)) as StreamEntry[];
+        if (range.length > 0) {
+          const entries: OutputEntry[] = [];
+          let end: EndStatus | undefined;
+          for (const item of range.map(toOutputItem)) {
+            if ("end" in item) end = item.end;
+            else entries.push(item.entry);
+          }
+          if (end && entries.length <= max) return { entries, end };
+          return { entries: entries.slice(0, Math.max(0, max)) };
+        }
+        // Nothing at or after `from` (up to date, or a cursor past the end): the stream length
+        // and the end hash in one MULTI decide whether the generation ended before `from`.
+        const res = await cmd.multi().xlen(g.output).hgetallBuffer(g.end).exec();
         if (!res) throw new Error("readOutput: transaction aborted");
         for (const [err] of res) if (err) throw err;
-        const [range, length, endHash] = res.map(([, v]) => v);
-        if (!Array.isArray(range) || typeof length !== "number" || endHash === null || typeof endHash !== "object") {
-          throw new Error("readOutput: unexpected reply");
-        }
-        const entries = (range as StreamEntry[]).slice(0, Math.max(0, max)).map(toOutputEntry);
+        const [length, endHash] = res.map(([, v]) => v);
+        if (typeof length !== "number" || endHash === null || typeof endHash !== "object") throw new Error("readOutput: unexpected reply");
         const end = toEndStatus(endHash as Record<string, Buffer>);
-        const done = from + entries.length >= length;
-        return done && end ? { entries, end } : { entries };
+        return end ? { entries: [], end } : { entries: [] };
       });
     },
 
@@ -190,13 +195,17 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       return wakeups.listen(requestKeys(prefix, ref).channel, "input", onChange);
     },
 
-    appendOutput(ref, generation, epoch, frames, trace): Promise<OutputAppendResult> {
+    appendOutput(ref, generation, epoch, frames, trace, snapshot): Promise<OutputAppendResult> {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
+      if (snapshot?.byteLength === 0) throw new Error("appendOutput: an empty snapshot cannot be saved");
       return op("appendOutput", async () => {
         const r = await runScript(cmd, appendOutputScript, {
-          keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output },
-          args: { generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace), appendedAt: Date.now() },
+          keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output, snapshot: g.snapshot },
+          args: {
+            generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace), appendedAt: Date.now(),
+            snapshot: snapshot ? toBuffer(snapshot) : "",
+          },
           rest: frames.map(toBuffer),
         });
         return toOutputResult(r);

@@ -62,6 +62,9 @@ export function createApiKeyRepository(db: Db): ApiKeyRepository {
       if (row.revokedAt !== null && row.revokedAt <= now) return { status: "revoked", keyId: row.keyId, tenantId: row.tenantId };
       if (row.expiresAt !== null && row.expiresAt <= now) return { status: "expired", keyId: row.keyId, tenantId: row.tenantId };
       const stale = new Date(now.getTime() - LAST_USED_RESOLUTION_MS);
+      // The row just read says whether the UPDATE could match: skip the statement when it cannot
+      // (a concurrent verify only makes last_used_at newer), so most requests cost one query.
+      if (row.lastUsedAt !== null && row.lastUsedAt >= stale) return { status: "ok", key: toKey(row) };
       await db
         .update(apiKeys)
         .set({ lastUsedAt: now })

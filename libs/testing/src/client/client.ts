@@ -182,11 +182,14 @@ export function createCursorClient(options: CursorClientOptions): CursorClient {
       const onMessage = async (m: AgentServerMessage) => {
         if (answerKv && m.message.case === "kvServerMessage") {
           const kv = m.message.value;
+          // Answered as a Cursor client does: at once, without waiting for the previous answer's
+          // append to complete, so the answers to one checkpoint's blobs travel together (the
+          // seqno gate orders them); every append's result is still awaited below.
           if (kv.message.case === "setBlobArgs") {
             blobs.set(Buffer.from(kv.message.value.blobId).toString("hex"), kv.message.value.blobData);
-            await appendNext(kvSetBlobResultMessage(kv.id));
+            void appendNext(kvSetBlobResultMessage(kv.id)).catch(() => {});
           } else if (kv.message.case === "getBlobArgs") {
-            await appendNext(kvGetBlobResultMessage(kv.id, blobs.get(Buffer.from(kv.message.value.blobId).toString("hex"))));
+            void appendNext(kvGetBlobResultMessage(kv.id, blobs.get(Buffer.from(kv.message.value.blobId).toString("hex")))).catch(() => {});
           }
         }
         await opts.onMessage?.(m, handle);

@@ -8,7 +8,9 @@
     2. HSET the end entry: ok (0|1) and, when present, code, message, details (ErrorDetails
        bytes). ARGV[4] says which optional fields are present ("c", "m", "d" letters).
     3. Mark the latest generation ended in the seq hash (a seqno-1 append now begins the next
-       generation).
+       generation), and XADD the same fields as the stream's last entry (an end marker, field
+       e = 1, after every frame): a reader's one XRANGE then returns the frames and the end
+       together (libs/bus/README.md "Reads").
     4. PEXPIRE the generation's keys (in, buf, out, end, epoch, snap) with the retention and
        the seq hash with its idle TTL; keys that do not exist yet get theirs when written.
     5. PUBLISH "o" on the wake channel.
@@ -27,7 +29,7 @@
   ARGV[10] wake channel
 
   Returns
-    {1, nextIndex}    ended; nextIndex = number of frames in the stream
+    {1, nextIndex}    ended; nextIndex = number of frames in the stream (the marker not counted)
     {0, "fenced"} | {0, "ended"}
 ]]
 local seqKey, epochKey, endKey, outKey, inKey, bufKey, snapKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
@@ -50,10 +52,12 @@ if string.find(present, 'm', 1, true) then table.insert(fields, 'message'); tabl
 if string.find(present, 'd', 1, true) then table.insert(fields, 'details'); table.insert(fields, ARGV[7]) end
 redis.call('HSET', endKey, unpack(fields))
 redis.call('HSET', seqKey, 'ended', '1')
+local frames = redis.call('XLEN', outKey)
+redis.call('XADD', outKey, '0-' .. (frames + 1), 'e', '1', unpack(fields))
 
 for _, k in ipairs({ inKey, bufKey, outKey, endKey, epochKey, snapKey }) do
   redis.call('PEXPIRE', k, retention)
 end
 redis.call('PEXPIRE', seqKey, seqTtl)
 redis.call('PUBLISH', channel, 'o')
-return { 1, redis.call('XLEN', outKey) }
+return { 1, frames }

@@ -1,0 +1,60 @@
+// `npm run bench:bus-commands`: Redis commands of the output path per frame, counted on a
+// private redis-server (INFO commandstats, script-internal calls included) — a count, so the
+// machine's load does not move it. One paced turn as the engine and a RunSSE reader drive it:
+// every frame is one append (the run snapshot due every BENCH_SNAPSHOT_EVERY-th frame, as the
+// 250 ms snapshot interval does for deltas 50 ms apart), and the reader reads after each
+// wake-up. Not a test.
+//   BENCH_FRAMES (600)  BENCH_SNAPSHOT_EVERY (5)  BENCH_SNAPSHOT_SEPARATE=1 (saveSnapshot after
+//   the append, as the engine did before the snapshot rode in the append: the A side of an A/B)
+import { createRedisBus, type Bus } from "@byok/bus";
+import { Redis } from "ioredis";
+import { callDelta, redisCommandCalls } from "./scenarios.js";
+import { startRedis } from "./services.js";
+import { round } from "./stats.js";
+
+const FRAMES = Number(process.env.BENCH_FRAMES ?? 600);
+const SNAPSHOT_EVERY = Number(process.env.BENCH_SNAPSHOT_EVERY ?? 5);
+const SEPARATE = process.env.BENCH_SNAPSHOT_SEPARATE === "1";
+
+const redis = await startRedis();
+const admin = new Redis(redis.url);
+const options = { seqnoWindow: 64, maxOutputFrames: 50_000, maxInputEntries: 10_000, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 };
+const bus: Bus = createRedisBus({ redis: redis.url, keyPrefix: "benchcmd", options });
+try {
+  const ref = { tenantId: "t", requestId: "r" };
+  await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
+  const epoch = await bus.claim(ref, 1);
+  const frame = new Uint8Array(40).fill(7);
+  const snapshot = new Uint8Array(600).fill(8);
+  let read = 0;
+  const before = await redisCommandCalls(admin);
+  for (let i = 0; i < FRAMES; i++) {
+    const withSnapshot = i % SNAPSHOT_EVERY === SNAPSHOT_EVERY - 1;
+    const r = await bus.appendOutput(ref, 1, epoch, [frame], {}, withSnapshot && !SEPARATE ? snapshot : undefined);
+    if (!r.ok) throw new Error(`append refused: ${r.reason}`);
+    if (withSnapshot && SEPARATE && !(await bus.saveSnapshot(ref, 1, epoch, snapshot))) throw new Error("snapshot refused");
+    read += (await bus.readOutput(ref, 1, read, 256)).entries.length;
+  }
+  await bus.endOutput(ref, 1, epoch, { ok: true });
+  const last = await bus.readOutput(ref, 1, read, 256);
+  if (!last.end || read !== FRAMES) throw new Error("the reader did not get every frame and the end");
+  const d = callDelta(before, await redisCommandCalls(admin));
+  console.log(
+    JSON.stringify(
+      {
+        frames: FRAMES,
+        snapshotEvery: SNAPSHOT_EVERY,
+        snapshot: SEPARATE ? "separate saveSnapshot" : "carried by the append",
+        commandsPerFrame: round(d.total / FRAMES, 3),
+        byCommandPerFrame: Object.fromEntries(Object.entries(d.byCommand).map(([k, v]) => [k, round(v / FRAMES, 3)])),
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await bus.close();
+  admin.disconnect();
+  await redis.stop();
+}
+process.exit(0);

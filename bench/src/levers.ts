@@ -1,0 +1,117 @@
+// `npm run bench:levers`: the load-insensitive figures of the distributed deployment (1 ingress +
+// 1 worker, private redis-server, private Postgres schema behind a counting proxy), for A/B runs
+// of one change at a time on a shared machine: Redis commands per delivered frame / provider delta
+// / turn (by command, script-internal calls included), store statements per turn (by statement),
+// gateway CPU-ms per provider delta, and optionally kill -9 takeover trials. Not a test.
+//   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_RAMP_MS (2500)  BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
+import { randomUUID } from "node:crypto";
+import { loadavg } from "node:os";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { createStore } from "@byok/store";
+import { startPgCounter } from "./pg-count.js";
+import { benchGatewayEnv, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
+import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
+import { percentile, round } from "./stats.js";
+
+const TURNS = Number(process.env.BENCH_TURNS ?? 200);
+const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
+const TRIALS = Number(process.env.BENCH_TAKEOVER_TRIALS ?? 0);
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+const log = (s: string) => process.stderr.write(`[bench:levers] ${s}\n`);
+
+const diff = (before: Map<string, number>, after: Map<string, number>) => callDelta(before, after);
+const per = (n: number, d: number) => (d > 0 ? round(n / d, 3) : Number.NaN);
+
+const bs = await startBenchSim();
+const redis = await startRedis();
+const pgc = await startPgCounter(DATABASE_URL);
+const schema = `bench_${randomUUID().slice(0, 8)}`;
+const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
+const { secret: key } = await store.apiKeys.create({ tenantId: "default", name: "bench" });
+await store.close();
+const env = {
+  ...benchGatewayEnv(bs.sim.url),
+  GATEWAY_MODE: "distributed",
+  REDIS_URL: redis.url,
+  DATABASE_URL: pgc.url,
+  GATEWAY_DATABASE_SCHEMA: schema,
+  GATEWAY_AUTH_MODE: "api_key",
+};
+const admin = new Redis(redis.url);
+const procs: Proc[] = [];
+try {
+  const [ingress, worker] = await Promise.all([spawnProc("ingress", env), spawnProc("worker", env)]);
+  procs.push(ingress, worker);
+  if (TURNS > 0) await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
+  const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
+  const load0 = loadavg()[0]!;
+  const [r0, s0, c0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds)];
+  log(`${TURNS} paced turns`);
+  // BENCH_TURNS=0: takeover trials only.
+  const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
+  // Let the runs' last writes (ledger settlement, end) land before counting.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const [r1, s1, c1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds)];
+  const load1 = loadavg()[0]!;
+  const rc = diff(r0, r1);
+  const sc = diff(s0, s1);
+  const cpu = c1.map((v, i) => v - c0[i]!);
+  const deltas = t.ok * scriptDeltas("ttft");
+  let to: { noticeMs: number[]; resumedMs: number[] } | undefined;
+  if (TRIALS > 0) {
+    log(`takeover after kill -9 (${TRIALS} trials)`);
+    const workers = [worker, await spawnProc("worker", env)];
+    procs.push(workers[1]!);
+    to = await takeover(ingress.url, workers, async () => {
+      const p = await spawnProc("worker", env);
+      procs.push(p);
+      return p;
+    }, admin, { name: "runs", prefix: "{byok}" }, TRIALS, key);
+  }
+  const out = {
+    turns: TURNS,
+    ok: t.ok,
+    frames: t.frames,
+    providerDeltas: deltas,
+    loadavg1: { start: round(load0), end: round(load1) },
+    ttftOverheadMs: { p50: t.ttftOverheadP50, p99: t.ttftOverheadP99 },
+    redis: {
+      commands: rc.total,
+      perFrame: per(rc.total, t.frames),
+      perDelta: per(rc.total, deltas),
+      perTurn: per(rc.total, TURNS),
+      perTurnByCommand: Object.fromEntries(Object.entries(rc.byCommand).map(([k, v]) => [k, per(v, TURNS)])),
+    },
+    store: {
+      statements: sc.total,
+      perTurn: per(sc.total, TURNS),
+      perTurnByStatement: Object.fromEntries(Object.entries(sc.byCommand).map(([k, v]) => [k, per(v, TURNS)])),
+    },
+    cpuMsPerDelta: { ingress: per(cpu[0]! * 1000, deltas), worker: per(cpu[1]! * 1000, deltas), redis: per(cpu[2]! * 1000, deltas), gateway: per((cpu[0]! + cpu[1]!) * 1000, deltas) },
+    ...(to
+      ? {
+          takeover: {
+            ...to,
+            noticeP50: percentile(to.noticeMs, 50),
+            resumedP50: percentile(to.resumedMs, 50),
+            // How the dead worker was found: its vanished presence (vs. waiting out its job lock).
+            freedByPresence: procs.flatMap((p) => p.lines).filter((l) => l.includes("freed the runs of a dead worker")).length,
+          },
+        }
+      : {}),
+  };
+  console.log(JSON.stringify(out, null, 2));
+} finally {
+  for (const p of procs) await p.kill();
+  admin.disconnect();
+  await redis.stop();
+  await pgc.close();
+  const c = new pg.Client({ connectionString: DATABASE_URL });
+  await c.connect();
+  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await c.end();
+  await bs.sim.close();
+}
+process.exit(0);
