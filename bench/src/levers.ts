@@ -4,14 +4,11 @@
 // / turn (by command, script-internal calls included), store statements per turn (by statement),
 // gateway CPU-ms per provider delta, and optionally kill -9 takeover trials. Not a test.
 //   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_RAMP_MS (2500)  BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
-import { randomUUID } from "node:crypto";
 import { loadavg } from "node:os";
 import { Redis } from "ioredis";
-import pg from "pg";
-import { createStore } from "@byok/store";
 import { startPgCounter } from "./pg-count.js";
 import { benchGatewayEnv, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
-import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
+import { cpuSeconds, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -26,19 +23,7 @@ const per = (n: number, d: number) => (d > 0 ? round(n / d, 3) : Number.NaN);
 const bs = await startBenchSim();
 const redis = await startRedis();
 const pgc = await startPgCounter(DATABASE_URL);
-const schema = `bench_${randomUUID().slice(0, 8)}`;
-const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
-await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
-const { secret: key } = await store.apiKeys.create({ tenantId: "default", name: "bench" });
-await store.close();
-const env = {
-  ...benchGatewayEnv(bs.sim.url),
-  GATEWAY_MODE: "distributed",
-  REDIS_URL: redis.url,
-  DATABASE_URL: pgc.url,
-  GATEWAY_DATABASE_SCHEMA: schema,
-  GATEWAY_AUTH_MODE: "api_key",
-};
+const { env, key, drop } = await distributedSetup(benchGatewayEnv(bs.sim.url), redis.url, DATABASE_URL, pgc.url);
 const admin = new Redis(redis.url);
 const procs: Proc[] = [];
 try {
@@ -108,10 +93,7 @@ try {
   admin.disconnect();
   await redis.stop();
   await pgc.close();
-  const c = new pg.Client({ connectionString: DATABASE_URL });
-  await c.connect();
-  await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await c.end();
+  await drop();
   await bs.sim.close();
 }
 process.exit(0);

@@ -3,15 +3,12 @@
 // Distributed mode runs on a private redis-server (so INFO commandstats counts only this run)
 // and a private Postgres schema; the embedded gateway uses in-process PGlite as `npm start` does.
 import { execSync } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import pg from "pg";
-import { createStore } from "@byok/store";
 import { benchGatewayEnv, callDelta, idleStreams, redisCommandCalls, relayTurns, runTurns, scriptDeltas, sequentialTurns, startBenchSim, takeover, type IdleResult, type TakeoverResult, type TurnsResult } from "./scenarios.js";
-import { cpuSeconds, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
+import { cpuSeconds, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile } from "./stats.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -108,20 +105,7 @@ let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
 // ---- distributed ---------------------------------------------------------------------------
 {
   const redis = await startRedis();
-  const schema = `bench_${randomUUID().slice(0, 8)}`;
-  // The distributed ingress authenticates with API keys: one key of the default tenant.
-  const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
-  await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
-  const { secret: key } = await store.apiKeys.create({ tenantId: "default", name: "bench" });
-  await store.close();
-  const env = {
-    ...common,
-    GATEWAY_MODE: "distributed",
-    REDIS_URL: redis.url,
-    DATABASE_URL,
-    GATEWAY_DATABASE_SCHEMA: schema,
-    GATEWAY_AUTH_MODE: "api_key",
-  };
+  const { env, key, schema, drop } = await distributedSetup(common, redis.url, DATABASE_URL);
   const admin = new Redis(redis.url);
   const procs: Proc[] = [];
   try {
@@ -166,10 +150,7 @@ let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
     for (const p of procs) await p.kill();
     admin.disconnect();
     await redis.stop();
-    const c = new pg.Client({ connectionString: DATABASE_URL });
-    await c.connect();
-    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await c.end();
+    await drop();
   }
 }
 await bs.sim.close();

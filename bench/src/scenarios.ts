@@ -273,6 +273,7 @@ export async function takeover(
       let killedAt: number | undefined;
       let notice: number | undefined;
       let resumed: number | undefined;
+      let respawned: Promise<void> | undefined;
       await client.runTurn({
         requestId: ref.requestId,
         message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
@@ -286,11 +287,13 @@ export async function takeover(
             killedAt = performance.now();
             await victim.kill("SIGKILL");
             workers.splice(workers.indexOf(victim), 1);
-            workers.push(await respawn());
+            // Started, not awaited: the client reads on (and stamps the notice) while it boots.
+            respawned = respawn().then((p) => void workers.push(p));
           } else if (d.isServerNotice && notice === undefined) notice = performance.now();
           else if (notice !== undefined && resumed === undefined) resumed = performance.now();
         },
       });
+      await respawned;
       if (killedAt !== undefined && notice !== undefined) res.noticeMs.push(Math.round(notice - killedAt));
       if (killedAt !== undefined && resumed !== undefined) res.resumedMs.push(Math.round(resumed - killedAt));
     }

@@ -3,6 +3,9 @@ import { execSync, spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { createStore } from "@byok/store";
 import { freePort, killRedisServer, startRedisServer } from "@byok/testing";
 
 export { freePort };
@@ -118,4 +121,28 @@ export function redisPid(port: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A private Postgres schema for a distributed run: the default tenant and one API key (the
+ * distributed ingress authenticates with API keys), and the gateway settings that point at it.
+ * `databaseUrl` is where the gateway connects (e.g. through the statement counter); `drop()`
+ * removes the schema.
+ */
+export async function distributedSetup(
+  base: Record<string, string>, redisUrl: string, adminUrl: string, databaseUrl = adminUrl,
+): Promise<{ env: Record<string, string>; key: string; schema: string; drop(): Promise<void> }> {
+  const schema = `bench_${randomUUID().slice(0, 8)}`;
+  const store = await createStore({ driver: "postgres", url: adminUrl, schema });
+  await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
+  const { secret: key } = await store.apiKeys.create({ tenantId: "default", name: "bench" });
+  await store.close();
+  const env = { ...base, GATEWAY_MODE: "distributed", REDIS_URL: redisUrl, DATABASE_URL: databaseUrl, GATEWAY_DATABASE_SCHEMA: schema, GATEWAY_AUTH_MODE: "api_key" };
+  const drop = async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+  };
+  return { env, key, schema, drop };
 }
