@@ -166,8 +166,8 @@ export function adminRoutes(): Route<AdminContext>[] {
       else ctx.reply(200, { usage: rows });
     }),
 
-    // The usage dashboard's data: daily rollups and attempt outcomes (with provider TTFT) of
-    // every tenant, or of the one named.
+    // The usage dashboard's data: daily rollups, attempt outcomes (with provider TTFT) and
+    // refusals of every tenant, or of the one named.
     route("GET", "/v1/usage", async (ctx) => {
       const q = B.parse(B.UsageOverviewParams, Object.fromEntries(ctx.url.searchParams));
       ctx.audit.action = "usage.overview";
@@ -177,7 +177,8 @@ export function adminRoutes(): Route<AdminContext>[] {
       ctx.audit.details = { tenants: tenants.length, rows: usage.length, format: q.format };
       if (q.format === "csv") return ctx.replyText(200, "text/csv; charset=utf-8", toCsv(usage, USAGE_COLUMNS));
       const outcomes = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyOutcomes(t.tenantId, query)))).flat();
-      ctx.reply(200, { tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })), usage, outcomes });
+      const refusals = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyRefusals(t.tenantId, query)))).flat();
+      ctx.reply(200, { tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })), usage, outcomes, refusals });
     }),
 
     route("GET", "/v1/audit", async (ctx) => {

@@ -49,9 +49,13 @@ export type Admission = { ok: true; ticket: unknown } | { ok: false; error: RunE
  * settles each ticket's budget at most once).
  */
 export interface RunMeter {
-  admitRun(ref: RequestRef, principal: RunPrincipal): Promise<{ ok: true } | { ok: false; error: RunError }>;
+  /** Refusals (a rate limit) are recorded by the meter itself (docs/dashboard.md "Refusals"). */
+  admitRun(ref: RequestRef, principal: RunPrincipal, modelId?: string): Promise<{ ok: true } | { ok: false; error: RunError }>;
+  /** Refusals (an exhausted budget) are recorded by the meter itself. */
   admitAttempt(a: AttemptInfo): Promise<Admission>;
   settleAttempt(a: AttemptInfo, ticket: unknown, r: AttemptResult): Promise<void>;
+  /** Records a request refused before the meter saw it: its model has no route. Never throws. */
+  unknownModel(ref: RequestRef, principal: RunPrincipal, modelId: string): Promise<void>;
 }
 
 /** Embedded default until tenancy is configured: admits everything, records nothing. */
@@ -59,4 +63,5 @@ export const UNMETERED: RunMeter = {
   admitRun: async () => ({ ok: true }),
   admitAttempt: async () => ({ ok: true, ticket: undefined }),
   settleAttempt: async () => {},
+  unknownModel: async () => {},
 };

@@ -113,11 +113,14 @@ export async function runCall(
   sink: CallSink,
   signal: AbortSignal,
 ): Promise<CallResult> {
-  const resolution = await deps.resolveTargets(call.modelId, principal.tenantId);
-  if (!resolution.ok) throw compatErrorFromRun(resolution.error, call.modelId);
   const ref = { tenantId: principal.tenantId, requestId };
   const meterPrincipal = { userId: principal.userId, keyId: principal.keyId, originalRequestId: undefined, ghostMode: false };
-  const admitted = await deps.meter.admitRun(ref, meterPrincipal);
+  const resolution = await deps.resolveTargets(call.modelId, principal.tenantId);
+  if (!resolution.ok) {
+    if (resolution.error.kind === "bad_model") await deps.meter.unknownModel(ref, meterPrincipal, call.modelId);
+    throw compatErrorFromRun(resolution.error, call.modelId);
+  }
+  const admitted = await deps.meter.admitRun(ref, meterPrincipal, call.modelId);
   if (!admitted.ok) throw compatErrorFromRun(admitted.error, call.modelId);
 
   // A target that speaks another API needs the translation: without one, only same-API targets serve.

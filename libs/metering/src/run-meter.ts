@@ -19,7 +19,7 @@
  */
 import type { AttemptInfo, AttemptResult, RunMeter } from "@byok/agent";
 import type { RunError } from "@byok/protocol";
-import type { BudgetLimits, GatewayStore, LedgerEntry, RateLimits, TenantRecord } from "@byok/store";
+import type { BudgetLimits, GatewayStore, LedgerEntry, RateLimits, RefusalReason, TenantRecord } from "@byok/store";
 import type { BudgetGuard, Reservation } from "./budget/types.js";
 import { costMicroUsd, estimateReservation, usageTokens, type Price } from "./pricing.js";
 import type { RateLimiter } from "./rate/types.js";
@@ -36,7 +36,7 @@ export interface RunMeterOptions {
    */
   onRecorded?: (entry: LedgerEntry) => void;
   /** Told about store/Redis failures (never given secrets or content). */
-  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle") => void;
+  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle" | "record_refusal") => void;
   now?: () => Date;
 }
 
@@ -85,15 +85,28 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
     return Object.keys(merged).length > 0 ? merged : undefined;
   }
 
+  /** A refusal row for the dashboard's refusal rates; a failed write is reported, never fatal to the answer. */
+  async function refused(ref: { tenantId: string; requestId: string }, principal: { userId: string | undefined; keyId: string | undefined }, route: string | undefined, reason: RefusalReason): Promise<void> {
+    await store.ledger
+      .recordRefusal({ tenantId: ref.tenantId, userId: principal.userId, keyId: principal.keyId, requestId: ref.requestId, route, reason })
+      .catch((err: unknown) => opts.onError?.(err, "record_refusal"));
+  }
+
   return {
-    async admitRun(ref, principal) {
+    async unknownModel(ref, principal, modelId) {
+      await refused(ref, principal, modelId, "unknown_model");
+    },
+
+    async admitRun(ref, principal, modelId) {
       try {
         const tenant = await tenantOf(ref.tenantId);
         const limits: { tenant?: RateLimits; key?: RateLimits } = {};
         if (tenant?.limits.rate) limits.tenant = tenant.limits.rate;
         if (tenant?.limits.perKeyRate && principal.keyId !== undefined) limits.key = tenant.limits.perKeyRate;
         const r = await rates.tryStartRun({ tenantId: ref.tenantId, keyId: principal.keyId, limits, now: now() });
-        return r.ok ? { ok: true } : { ok: false, error: { kind: "rate_limited", message: r.refused.message } };
+        if (r.ok) return { ok: true };
+        await refused(ref, principal, modelId, "rate_limited");
+        return { ok: false, error: { kind: "rate_limited", message: r.refused.message } };
       } catch (err) {
         opts.onError?.(err, "admit_run");
         return { ok: false, error: UNAVAILABLE };
@@ -120,7 +133,10 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
           chargeCost,
           now: at,
         });
-        if (!r.ok) return { ok: false, error: { kind: "budget_exhausted", message: r.refused.message } };
+        if (!r.ok) {
+          await refused(a.ref, a.principal, a.modelId, "budget_exhausted");
+          return { ok: false, error: { kind: "budget_exhausted", message: r.refused.message } };
+        }
         const ticket: Ticket = { reservation: r.reservation, price };
         keepAlive(r.reservation);
         return { ok: true, ticket };

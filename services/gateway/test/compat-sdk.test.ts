@@ -199,6 +199,7 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     const aNotFound = await anthropic().messages.create({ model: "no-such-model", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(aNotFound).toBeInstanceOf(Anthropic.NotFoundError);
     expect((aNotFound as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: "error", error: { type: "not_found_error" } });
+    expect((await h.gw.store.ledger.dailyRefusals("compat")).reduce((n, r) => n + r.unknownModel, 0)).toBe(2);
 
     const badKey = await openai("byok_000000000000_" + "0".repeat(64)).chat.completions.create({ model: "chat-model", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(badKey).toBeInstanceOf(OpenAI.AuthenticationError);
@@ -256,6 +257,9 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     const a = await anthropic(key.body["secret"] as string).messages.create({ model: "chat-model", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).catch((x: unknown) => x);
     expect(a).toBeInstanceOf(Anthropic.RateLimitError);
     expect(h.sim.requests.length).toBe(before);
+    // Refusals write no ledger row (no provider attempt) but a refusal row each, for the dashboard.
+    const refused = await h.gw.store.ledger.dailyRefusals("broke");
+    expect(refused.map((r) => [r.budgetExhausted, r.rateLimited, r.unknownModel])).toEqual([[2, 0, 0]]);
   });
 
   it("a run-start rate limit is a 429; a body over the payload limit a 413; a provider down after every retry a 503", async () => {
@@ -268,6 +272,7 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     const limited = await openai(key).chat.completions.create({ model: "chat-model", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);
     expect(limited).toMatchObject({ code: "rate_limit_exceeded" });
+    expect((await h.gw.store.ledger.dailyRefusals("slow")).map((r) => [r.rateLimited, r.budgetExhausted])).toEqual([[1, 0]]);
 
     const big = await fetch(`${h.gw.url}/v1/messages`, {
       method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },

@@ -27,11 +27,12 @@ interface Shown {
   from: string;
   to: string;
   tenant: string;
-  totals: { tokens: number; costMicroUsd: number; attempts: number; failed: number };
+  totals: { tokens: number; costMicroUsd: number; attempts: number; failed: number; refused: number };
   tokens: { labels: string[]; data: (number | null)[][] };
   cost: { labels: string[]; data: (number | null)[][] };
   errors: { labels: string[]; data: (number | null)[][] };
   ttft: { labels: string[]; data: (number | null)[][] };
+  refusals: { labels: string[]; data: (number | null)[][] };
   topUsers: { tenantId: string; userId: string; tokens: number; costMicroUsd: number; attempts: number }[];
 }
 
@@ -58,6 +59,12 @@ async function seed(store: GatewayStore): Promise<void> {
     [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400 }), day(22)],
   ];
   for (const [e, at] of rows) await store.ledger.record(e, at);
+  const refusal = (tenantId: string, n: number, reason: "rate_limited" | "budget_exhausted" | "unknown_model") =>
+    ({ tenantId, userId: "bob", keyId: undefined, requestId: `refused-${n}`, route: "model-a", reason });
+  await store.ledger.recordRefusal(refusal("acme", 1, "rate_limited"), day(20));
+  await store.ledger.recordRefusal(refusal("acme", 2, "rate_limited"), day(20, 14));
+  await store.ledger.recordRefusal(refusal("acme", 3, "budget_exhausted"), day(21));
+  await store.ledger.recordRefusal(refusal("globex", 4, "unknown_model"), day(22));
 }
 
 describe("usage dashboard in headless Chromium", () => {
@@ -106,7 +113,9 @@ describe("usage dashboard in headless Chromium", () => {
     const tenants = tenant ? [tenant] : (await store.tenants.list()).map((t) => t.tenantId);
     const usage = (await Promise.all(tenants.map((t) => store.ledger.daily(t, { from, to })))).flat();
     const outcomes = (await Promise.all(tenants.map((t) => store.ledger.dailyOutcomes(t, { from, to })))).flat();
+    const refused = (await Promise.all(tenants.map((t) => store.ledger.dailyRefusals(t, { from, to })))).flat();
     return {
+      refused: refused.reduce((n, r) => n + r.rateLimited + r.budgetExhausted + r.unknownModel, 0),
       tokens: usage.reduce((n, r) => n + tokensOf(r), 0),
       costMicroUsd: usage.reduce((n, r) => n + r.costMicroUsd, 0),
       attempts: outcomes.reduce((n, r) => n + r.attempts, 0),
@@ -156,7 +165,11 @@ describe("usage dashboard in headless Chromium", () => {
         const all = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "" });
         const wantAll = await expected(store, undefined, "2026-11-01", "2026-11-30");
         expect(all.totals).toEqual(wantAll);
-        expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1 });
+        expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1, refused: 4 });
+        expect(await page.textContent("#total-refused")).toBe("4");
+        // Refusals by reason: two rate limits on the 20th, a budget refusal on the 21st, an unknown model on the 22nd.
+        expect(all.refusals.labels).toEqual(["rate limit", "budget", "unknown model"]);
+        expect(all.refusals.data.slice(1).map((s) => s.slice(19, 22))).toEqual([[2, 0, 0], [0, 1, 0], [0, 0, 1]]);
         expect(await page.textContent("#total-tokens")).toBe("5,450");
         expect(await page.textContent("#total-cost")).toBe("0.020500");
         expect(await page.textContent("#total-errors")).toBe("20.0 %");
@@ -167,7 +180,7 @@ describe("usage dashboard in headless Chromium", () => {
         expect(all.ttft.data[1]![19]).toBe(400); // mean of 300 and 500 ms on the 20th
         expect(all.topUsers.map((u) => [u.tenantId, u.userId, u.tokens])).toEqual([["acme", "bob", 3050], ["acme", "alice", 2000], ["globex", "carol", 400]]);
         expect(await page.locator("#top-users tbody tr").count()).toBe(3);
-        expect(await page.locator(".uplot canvas").count()).toBe(4);
+        expect(await page.locator(".uplot canvas").count()).toBe(5);
         await page.screenshot({ path: join(OUT, `${slug}-all-tenants.png`), fullPage: true });
 
         // Tenant filter.
@@ -175,6 +188,7 @@ describe("usage dashboard in headless Chromium", () => {
         const acme = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "acme" });
         expect(acme.totals).toEqual(await expected(store, "acme", "2026-11-01", "2026-11-30"));
         expect(acme.topUsers.map((u) => u.userId)).toEqual(["bob", "alice"]);
+        expect(acme.totals.refused).toBe(3);
         await page.selectOption("#group", "user");
         await page.waitForFunction(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens.labels.includes("alice"));
         const byUser = await page.evaluate(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens);

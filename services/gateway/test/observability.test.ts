@@ -261,6 +261,14 @@ describe("observability through the embedded gateway", () => {
     expect(d("byok_refusals_total", { reason: "budget_exhausted", tenant: "broke" })).toBe(1);
     expect(d("byok_refusals_total", { reason: "rate_limited", tenant: "busy" })).toBe(1);
     expect(d("byok_runs_ended_total", { code: "resource_exhausted" })).toBe(2);
+    // Each refusal is also a refusal row (no ledger row: no provider attempt), for the dashboard.
+    const reasons = async (t: string) => (await h.gw.store.ledger.dailyRefusals(t)).map((r) => [r.rateLimited, r.budgetExhausted, r.unknownModel]);
+    expect(await reasons("broke")).toEqual([[0, 1, 0]]);
+    expect(await reasons("busy")).toEqual([[1, 0, 0]]);
+    const lost = await tenant("lost");
+    const u = await lost.client().runTurn({ requestId: rid("lost"), message: runRequestMessage({ text: "hi", conversationId: "c-lost", modelId: "no-such-model" }) });
+    expect(u.end).toMatchObject({ ok: false });
+    expect(await reasons("lost")).toEqual([[0, 0, 1]]);
   });
 
   it("log lines inside a run carry trace_id and span_id, tenant and model", async () => {

@@ -34,6 +34,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
     await ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId });
     const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
     if (!res.ok) {
+      if (res.error.kind === "bad_model") await ctx.meter.unknownModel(ctx.ref, ctx.principal, run.modelId);
       ctx.push({ type: "run_refused", error: res.error });
       return;
     }

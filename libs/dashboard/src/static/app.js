@@ -94,7 +94,13 @@
     }
     const ttft = { labels: ["mean", "p95"], data: [days, days.map((_, i) => (ttftN && ttftN[i] ? Math.round(ttftSum[i] / ttftN[i]) : null)), p95] };
 
+    // Refusals (before any provider attempt, so not in the ledger): per day, by reason.
+    const refusalRows = body.refusals ?? [];
+    const byReason = (key) => grouped(refusalRows, days, () => key, (r) => r[key]).data[1] ?? days.map(() => 0);
+    const refusals = { labels: ["rate limit", "budget", "unknown model"], data: [days, byReason("rateLimited"), byReason("budgetExhausted"), byReason("unknownModel")] };
+
     plot("tokens", "", tokens, "tokens");
+    plot("refusals", "", refusals, "requests");
     plot("cost", "", cost, "USD");
     plot("errors", "", errors, "%");
     plot("ttft", "", ttft, "ms");
@@ -107,6 +113,8 @@
     $("total-cost").textContent = usd(totalCost).toFixed(6);
     $("total-attempts").textContent = totalAttempts.toLocaleString("en-US");
     $("total-errors").textContent = totalAttempts ? ((100 * totalFailed) / totalAttempts).toFixed(1) + " %" : "–";
+    const totalRefused = refusalRows.reduce((n, r) => n + r.rateLimited + r.budgetExhausted + r.unknownModel, 0);
+    $("total-refused").textContent = totalRefused.toLocaleString("en-US");
 
     const users = new Map();
     for (const r of body.usage) {
@@ -129,7 +137,7 @@
       }
     }
     // What the page shows, for tests and for anyone reading it from the console.
-    window.__dashboard = { from, to, tenant: $("tenant").value, totals: { tokens: totalTokens, costMicroUsd: totalCost, attempts: totalAttempts, failed: totalFailed }, tokens, cost, errors, ttft, topUsers: top };
+    window.__dashboard = { from, to, tenant: $("tenant").value, totals: { tokens: totalTokens, costMicroUsd: totalCost, attempts: totalAttempts, failed: totalFailed, refused: totalRefused }, tokens, cost, errors, ttft, refusals, topUsers: top };
     document.body.dataset.loaded = String(Date.now());
   }
 

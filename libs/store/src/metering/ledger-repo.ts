@@ -8,9 +8,9 @@ import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { Db } from "../db.js";
 import { assertFence } from "../fence.js";
-import { usageDaily, usageLedger } from "../schema.js";
+import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
-import type { AttemptOutcome, DailyOutcomes, DailyUsage, LedgerRepository, LedgerRow } from "./types.js";
+import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyUsage, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
 
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {
@@ -159,6 +159,32 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           ttftP95Ms: num(r.ttftP95),
         }),
       );
+    },
+
+    async recordRefusal(r, at) {
+      const rows = await db
+        .insert(refusals)
+        .values({ tenantId: r.tenantId, userId: r.userId ?? null, keyId: r.keyId ?? null, requestId: r.requestId, route: r.route ?? null, reason: r.reason, ...(at ? { createdAt: at } : {}) })
+        .onConflictDoNothing()
+        .returning({ id: refusals.id });
+      return { inserted: rows.length > 0 };
+    },
+
+    async dailyRefusals(tenantId, q = {}) {
+      const day = sql<string>`to_char(${refusals.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+      const filters = [eq(refusals.tenantId, tenantId)];
+      if (q.from !== undefined) filters.push(gte(refusals.createdAt, new Date(`${q.from}T00:00:00Z`)));
+      if (q.to !== undefined) filters.push(lt(refusals.createdAt, new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000)));
+      if (q.userId !== undefined) filters.push(eq(refusals.userId, q.userId));
+      if (q.model !== undefined) filters.push(eq(refusals.route, q.model));
+      const n = (reason: RefusalReason) => sql<string>`count(*) filter (where ${refusals.reason} = ${reason})`;
+      const rows = await db
+        .select({ day, rateLimited: n("rate_limited"), budgetExhausted: n("budget_exhausted"), unknownModel: n("unknown_model") })
+        .from(refusals)
+        .where(and(...filters))
+        .groupBy(day)
+        .orderBy(day);
+      return rows.map((r): DailyRefusals => ({ tenantId, day: r.day, rateLimited: Number(r.rateLimited), budgetExhausted: Number(r.budgetExhausted), unknownModel: Number(r.unknownModel) }));
     },
 
     async monthTotals(tenantId, monthOf, userId) {

@@ -107,6 +107,29 @@ export interface UsageTotals {
   tokens: number;
 }
 
+/** Why a request was refused before any provider attempt. */
+export type RefusalReason = "rate_limited" | "budget_exhausted" | "unknown_model";
+
+/** A request refused before any provider attempt: no usage, so no ledger row. */
+export interface Refusal {
+  tenantId: string;
+  userId: string | undefined;
+  keyId: string | undefined;
+  requestId: string;
+  /** The model id the caller asked for, when known. */
+  route: string | undefined;
+  reason: RefusalReason;
+}
+
+/** The tenant's refusals of one UTC day, by reason. */
+export interface DailyRefusals {
+  tenantId: string;
+  day: string;
+  rateLimited: number;
+  budgetExhausted: number;
+  unknownModel: number;
+}
+
 export interface LedgerRepository {
   /**
    * Records one attempt. Idempotent on (tenant, request, generation, model call, attempt):
@@ -126,6 +149,10 @@ export interface LedgerRepository {
   monthTotals(tenantId: string, monthOf: Date, userId?: string): Promise<UsageTotals>;
   /** Outcomes and TTFT per UTC day of the tenant's attempts (`model` filters on the upstream model), by day. */
   dailyOutcomes(tenantId: string, q?: UsageQuery): Promise<DailyOutcomes[]>;
+  /** Records a refusal; idempotent on (tenant, request, reason). `at` overrides created_at. */
+  recordRefusal(r: Refusal, at?: Date): Promise<{ inserted: boolean }>;
+  /** The tenant's refusals per UTC day (`userId` filters; `model` is the route asked for). */
+  dailyRefusals(tenantId: string, q?: UsageQuery): Promise<DailyRefusals[]>;
 }
 
 export interface AuditEntry {

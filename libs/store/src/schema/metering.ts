@@ -71,6 +71,31 @@ export const usageLedger = pgTable(
   ],
 );
 
+/**
+ * Requests the gateway refused before any provider attempt (a rate limit, an exhausted
+ * budget, a model without a route): no usage, so not ledger rows, which stay one per provider
+ * attempt. One row per (tenant, request, reason); a repeat (a retried write, a takeover) is a no-op.
+ */
+export const refusals = pgTable(
+  "refusals",
+  {
+    id: bigserial("id", { mode: "number" }).primaryKey(),
+    tenantId: text("tenant_id").notNull(),
+    userId: text("user_id"),
+    keyId: text("key_id"),
+    requestId: text("request_id").notNull(),
+    /** The model id the caller asked for, when the refusal knew it (a run-start rate limit may not). */
+    route: text("route"),
+    reason: text("reason").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("refusals_request_uq").on(t.tenantId, t.requestId, t.reason),
+    index("refusals_tenant_time_idx").on(t.tenantId, t.createdAt),
+    check("refusals_reason_ck", sql`${t.reason} in ('rate_limited', 'budget_exhausted', 'unknown_model')`),
+  ],
+);
+
 export const usageDaily = pgTable(
   "usage_daily",
   {
