@@ -1,5 +1,5 @@
 export { createRunEngine } from "./engine.js";
-export type { RunEngine, RunEngineDeps, TargetResolution, WebSearchBackend } from "./ports.js";
+export type { ContentPolicy, RunEngine, RunEngineDeps, TargetResolution, WebSearchBackend } from "./ports.js";
 export { createInProcessDispatcher } from "./dispatcher.js";
 export { endFailedGeneration, INTERNAL_RUN_ERROR } from "./failed-run.js";
 export { chatItemsFromHistory } from "./history.js";
@@ -7,4 +7,3 @@ export {
   UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
-export { contentStore, type ContentMode, type ContentPolicy } from "./metering-content.js";

@@ -1,12 +1,16 @@
-import type { Bus, RequestRef } from "@byok/bus";
+import type { Bus, RequestRef, RunPrincipal } from "@byok/bus";
 import type { RetryPolicy, RunError, RunStart, ProviderAdapter, ProviderKind, ProviderTarget } from "@byok/protocol";
-import type { Store } from "@byok/store";
+import type { ContentMode, Store } from "@byok/store";
 import type { GatewayMetrics, Logger, TraceCarrier } from "@byok/telemetry";
 import type { RunMeter } from "./metering.js";
-import type { ContentPolicy } from "./metering-content.js";
 
 /** What the engine needs from the world; a service wires these (see libs/runtime). */
 export type TargetResolution = { ok: true; targets: ProviderTarget[] } | { ok: false; error: RunError };
+
+/** How a run may store content (retention and ghost mode), asked once per generation once the principal is known. */
+export interface ContentPolicy {
+  modeFor(tenantId: string, principal: RunPrincipal): Promise<ContentMode>;
+}
 
 export interface RunEngineDeps {
   bus: Bus;

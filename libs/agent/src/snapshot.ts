@@ -1,5 +1,5 @@
 import type { RunStateSnapshot } from "@byok/protocol";
-import type { HeldContent } from "./metering-content.js";
+import type { HeldContent } from "@byok/store";
 
 /**
  * The durable part of a live run that the next owner needs after a takeover (docs/architecture.md

@@ -12,7 +12,7 @@ import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema, ConversationTurnStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import type { ContentMode } from "../src/metering-content.js";
+import type { ContentMode } from "@byok/store";
 import { ackKv, simTarget, suiteWorld, TEST_TIMERS, testEngine } from "./engine-fixture.js";
 
 /** The route's context window: what every checkpoint must report as its maximum. */

@@ -7,7 +7,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
-import type { ContentMode } from "../src/metering-content.js";
+import type { ContentMode } from "@byok/store";
 import { ackKv, describeFrame, suiteBus, suiteWorld, testEngine, waitFor } from "./engine-fixture.js";
 
 // The simulator and the PGlite store of one engine world; each describe block brings its own bus.

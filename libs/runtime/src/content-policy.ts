@@ -1,6 +1,6 @@
-import type { ContentMode, ContentPolicy } from "@byok/agent";
+import type { ContentPolicy } from "@byok/agent";
 import { TenantPolicySchema } from "@byok/config";
-import type { GatewayStore } from "@byok/store";
+import type { ContentMode, GatewayStore } from "@byok/store";
 
 /**
  * Retention and ghost mode (issue 6 §6). Ghost-mode runs, runs of a tenant whose policy

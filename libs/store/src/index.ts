@@ -47,6 +47,7 @@ export type {
 export type { CommonStoreOptions, StoreOptions } from "./options.js";
 export { StoreError, isStoreError, type StoreErrorCode } from "./errors.js";
 export { knownMigrations } from "./migrations.js";
+export { contentStore, type ContentMode, type HeldContent, type RunContent } from "./content/ephemeral.js";
 export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";
 export { KekError, type KekErrorCode, type KeyEncryptionKey, type SealedSecret } from "./crypto/kek.js";
 export { createAesGcmKek } from "./crypto/aes-gcm.js";

@@ -1,11 +1,10 @@
 import { ANONYMOUS_PRINCIPAL, type RequestRef, type RunPrincipal } from "@byok/bus";
 import { initialRunState, type RunEvent, type RunPolicy, type RunStart, type RunState, type ProviderTarget } from "@byok/protocol";
-import { isStoreError, type RunFence, type Store } from "@byok/store";
+import { isStoreError, type RunFence, type Store, type ContentMode, type RunContent } from "@byok/store";
 import type { AgentServerMessage } from "@byok/wire";
 import type { FencedWrite, Logger, TraceCarrier } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
-import type { ContentMode, RunContent } from "../metering-content.js";
 import type { ClientTurns } from "../history.js";
 import { RunTelemetry } from "./telemetry.js";
 import type { RunEngineDeps } from "../ports.js";

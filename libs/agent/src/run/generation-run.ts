@@ -1,9 +1,8 @@
 import { trace, SpanKind, SpanStatusCode, context as otelContext } from "@opentelemetry/api";
 import { ANONYMOUS_PRINCIPAL, type RequestRef } from "@byok/bus";
-import { isStoreError } from "@byok/store";
+import { isStoreError, contentStore } from "@byok/store";
 import { isEnded, step, type RunEvent } from "@byok/protocol";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type TraceCarrier } from "@byok/telemetry";
-import { contentStore } from "../metering-content.js";
 import type { RunEngineDeps } from "../ports.js";
 import { RunContext } from "./context.js";
 import { execute, flush, mayHoldDeltas } from "./effects.js";

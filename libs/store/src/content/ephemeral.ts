@@ -1,7 +1,7 @@
 /**
- * Content policy of a run (retention and ghost mode). The engine asks once per generation,
- * after it knows the run's principal, how it may store content, and then writes history,
- * blobs and the conversation row through the Store `contentStore` returns.
+ * Where a run writes content under its content mode (retention and ghost mode). The engine
+ * asks its content policy once per generation, after it knows the run's principal, and then
+ * writes history, blobs and the conversation row through the Store `contentStore` returns.
  *
  * - `store`: everything goes to the store (retention `full`).
  * - `ephemeral`: no conversation, history, checkpoint or blob row is written; the run keeps
@@ -14,14 +14,9 @@
  * travels in the run's takeover snapshot (Redis, fenced, expiring with the generation; never
  * the store): a new owner adopts it and re-runs a cut pass with the same messages.
  */
-import type { RunPrincipal } from "@byok/bus";
-import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "@byok/store";
+import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "../types.js";
 
 export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
-
-export interface ContentPolicy {
-  modeFor(tenantId: string, principal: RunPrincipal): Promise<ContentMode>;
-}
 
 /** History an ephemeral run holds only in memory, in append order (seq = position). */
 export interface HeldContent {
