@@ -9,7 +9,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
 import { estimateInputTokens, estimateTokens, estimateUsage, OutputMeter } from "@byok/providers";
-import { decideRetry, runErrorFromProvider, ProviderError, type RetryPolicy, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
+import { decideAfterFailure, runErrorFromProvider, ProviderError, type RetryPolicy, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import type { Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
 
@@ -187,12 +187,18 @@ export async function runCall(
       usage = failure.partialUsage;
       outcome = failure.kind === "cancelled" || signal.aborted ? "cancelled" : "failed";
     }
-    // What follows a failure: a retry of this target, the next target, or the end.
+    // What follows a failure, as for a run (decideAfterFailure): a retry of this target, the next
+    // target, or the end — only while nothing reached the caller; there is no compaction here.
     const phase = firstEventAt === undefined ? "connect" : "stream";
     const goOn = outcome === "failed" && failure !== undefined && !sink.committed;
-    const decision = goOn ? decideRetry(deps.retryPolicy, failure!, phase, retries[phase], Math.random) : undefined;
-    const failover = goOn && !decision?.retry && index + 1 < targets.length;
-    if (decision?.retry || failover) outcome = "retried";
+    const next = goOn
+      ? decideAfterFailure(
+          deps.retryPolicy,
+          { error: failure!, phase, retriesSoFar: retries[phase], outputStarted: false, targetsLeft: targets.length - index - 1, mayCompact: false },
+          Math.random,
+        )
+      : undefined;
+    if (next?.action === "retry" || next?.action === "failover") outcome = "retried";
     await deps.meter
       .settleAttempt(info, admission.ticket, {
         outcome,
@@ -204,14 +210,14 @@ export async function runCall(
     if (outcome === "ok") return { usage: usage!, stopReason, target };
     if (failure === undefined) throw new CompatError("upstream", "The model provider ended the answer without completing it.");
     if (outcome === "cancelled") throw new CompatError("internal", "The request was canceled.");
-    deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, retry: decision?.retry ?? false, failover }, "compatible endpoint model call failed");
-    if (decision?.retry) {
+    deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, next: next?.action ?? "fail" }, "compatible endpoint model call failed");
+    if (next?.action === "retry") {
       retries[phase]++;
-      await sleep(decision.delayMs, undefined, { signal }).catch(() => undefined);
+      await sleep(next.delayMs, undefined, { signal }).catch(() => undefined);
       if (signal.aborted) throw new CompatError("internal", "The request was canceled.");
       continue;
     }
-    if (failover) {
+    if (next?.action === "failover") {
       index++;
       retries = { connect: 0, stream: 0 };
       continue;
