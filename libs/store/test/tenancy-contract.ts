@@ -258,6 +258,25 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(await store.ledger.dailyOutcomes(tid())).toEqual([]);
       });
 
+      it("records refusals once per request and reason, and counts them per UTC day by reason", async () => {
+        const tenant = tid();
+        const at = (iso: string) => new Date(iso);
+        const refusal = (requestId: string, reason: "rate_limited" | "budget_exhausted" | "unknown_model", route?: string) =>
+          ({ tenantId: tenant, userId: "u1", keyId: undefined, requestId, route, reason });
+        expect(await store.ledger.recordRefusal(refusal("q1", "rate_limited"), at("2026-05-01T10:00:00Z"))).toEqual({ inserted: true });
+        expect(await store.ledger.recordRefusal(refusal("q1", "rate_limited"), at("2026-05-01T10:00:01Z"))).toEqual({ inserted: false });
+        await store.ledger.recordRefusal(refusal("q2", "budget_exhausted", "m"), at("2026-05-01T23:59:59Z"));
+        await store.ledger.recordRefusal(refusal("q3", "unknown_model", "nope"), at("2026-05-02T00:00:00Z"));
+        expect(await store.ledger.dailyRefusals(tenant)).toEqual([
+          { tenantId: tenant, day: "2026-05-01", rateLimited: 1, budgetExhausted: 1, unknownModel: 0 },
+          { tenantId: tenant, day: "2026-05-02", rateLimited: 0, budgetExhausted: 0, unknownModel: 1 },
+        ]);
+        expect((await store.ledger.dailyRefusals(tenant, { from: "2026-05-02" })).map((d) => d.day)).toEqual(["2026-05-02"]);
+        expect((await store.ledger.dailyRefusals(tenant, { model: "m" })).map((d) => d.budgetExhausted)).toEqual([1]);
+        expect(await store.ledger.dailyRefusals(tid())).toEqual([]);
+        await expect(store.ledger.recordRefusal({ ...refusal("q4", "rate_limited"), reason: "bored" as "rate_limited" })).rejects.toThrow();
+      });
+
       it("rejects an unknown outcome or credentials source", async () => {
         const e = ledgerEntry(tid(), { outcome: "great" as "ok" });
         await expect(store.ledger.record(e)).rejects.toThrow();

@@ -121,10 +121,8 @@ export function createLedgerRepository(db: Db): LedgerRepository {
     },
 
     async dailyOutcomes(tenantId, q = {}) {
-      const day = sql<string>`to_char(${usageLedger.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-      const filters = [eq(usageLedger.tenantId, tenantId)];
-      if (q.from !== undefined) filters.push(gte(usageLedger.createdAt, new Date(`${q.from}T00:00:00Z`)));
-      if (q.to !== undefined) filters.push(lt(usageLedger.createdAt, new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000)));
+      const day = utcDayOf(usageLedger.createdAt);
+      const filters = [eq(usageLedger.tenantId, tenantId), ...createdWithin(usageLedger.createdAt, q)];
       if (q.userId !== undefined) filters.push(eq(usageLedger.userId, q.userId));
       if (q.model !== undefined) filters.push(eq(usageLedger.upstreamModel, q.model));
       const n = (outcome: AttemptOutcome) => sql<string>`count(*) filter (where ${usageLedger.outcome} = ${outcome})`;
@@ -171,10 +169,8 @@ export function createLedgerRepository(db: Db): LedgerRepository {
     },
 
     async dailyRefusals(tenantId, q = {}) {
-      const day = sql<string>`to_char(${refusals.createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
-      const filters = [eq(refusals.tenantId, tenantId)];
-      if (q.from !== undefined) filters.push(gte(refusals.createdAt, new Date(`${q.from}T00:00:00Z`)));
-      if (q.to !== undefined) filters.push(lt(refusals.createdAt, new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000)));
+      const day = utcDayOf(refusals.createdAt);
+      const filters = [eq(refusals.tenantId, tenantId), ...createdWithin(refusals.createdAt, q)];
       if (q.userId !== undefined) filters.push(eq(refusals.userId, q.userId));
       if (q.model !== undefined) filters.push(eq(refusals.route, q.model));
       const n = (reason: RefusalReason) => sql<string>`count(*) filter (where ${refusals.reason} = ${reason})`;
@@ -202,6 +198,19 @@ export function createLedgerRepository(db: Db): LedgerRepository {
       return { costMicroUsd: Number(row?.cost ?? 0), tokens: Number(row?.tokens ?? 0) };
     },
   };
+}
+
+/** The UTC day (YYYY-MM-DD) of a timestamp column, in SQL. */
+function utcDayOf(createdAt: AnyPgColumn) {
+  return sql<string>`to_char(${createdAt} at time zone 'UTC', 'YYYY-MM-DD')`;
+}
+
+/** A timestamp column within the query's UTC days, `from` and `to` both included. */
+function createdWithin(createdAt: AnyPgColumn, q: { from?: string | undefined; to?: string | undefined }) {
+  const filters = [];
+  if (q.from !== undefined) filters.push(gte(createdAt, new Date(`${q.from}T00:00:00Z`)));
+  if (q.to !== undefined) filters.push(lt(createdAt, new Date(Date.parse(`${q.to}T00:00:00Z`) + 86_400_000)));
+  return filters;
 }
 
 /** YYYY-MM-DD of the UTC calendar day. */
