@@ -4,7 +4,7 @@
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
 import { createHash } from "node:crypto";
-import { and, asc, desc, eq, getTableColumns, inArray, max, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { StoreError } from "./errors.js";
@@ -56,6 +56,8 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
         throw new StoreError("invalid_argument", "appendHistory: all entries must belong to one tenant and conversation");
       }
       return db.transaction(async (tx) => {
+        // First, so a stale owner learns it at once (its fence row stays share-locked until commit).
+        await assertFence(tx, tenantId, fence);
         // Creating-or-touching the conversation row takes its row lock until commit: concurrent
         // appenders to this conversation queue here, so each reads the max(seq) the previous
         // one committed (READ COMMITTED takes a fresh snapshot per statement) and seqs stay contiguous.
@@ -102,10 +104,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
 
         const bySeq = new Map([...stored.values()].map((r) => [r.seq, r]));
         if (fresh.length > 0) {
-          // Fenced: the insert itself refuses a stale epoch (no row), and the transaction rolls back.
-          const inserted = fence === undefined ? await tx.insert(history).values(fresh).returning() : await tx.insert(history).select(fencedRows(fresh, fenceHolds(tenantId, fence))).returning();
-          if (inserted.length === 0) throw fencedError(fence!);
-          for (const r of inserted) bySeq.set(r.seq, r);
+          for (const r of await tx.insert(history).values(fresh).returning()) bySeq.set(r.seq, r);
         }
         return seqs.map((seq) => {
           const row = bySeq.get(seq);
@@ -180,22 +179,6 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return closing;
     },
   };
-}
-
-/**
- * New history rows as the SELECT of a fenced `INSERT … SELECT`: every column in table order,
- * each parameter cast to its column's type, written only while `holds`.
- */
-function fencedRows(rows: (typeof history.$inferInsert)[], holds: SQL): SQL {
-  const columns = Object.values(getTableColumns(history));
-  const values = rows.map((r) => {
-    const record = r as Record<string, unknown>;
-    const cells = Object.entries(getTableColumns(history)).map(([key, col]) =>
-      key === "createdAt" ? sql`now()` : sql`${sql.param(record[key] ?? null, col)}::${sql.raw(col.getSQLType())}`,
-    );
-    return sql`(${sql.join(cells, sql`, `)})`;
-  });
-  return sql`select * from (values ${sql.join(values, sql`, `)}) as fresh (${sql.join(columns.map((c) => sql.identifier(c.name)), sql`, `)}) where ${holds}`;
 }
 
 /** The rows of a raw statement's result (both drivers answer `{ rows }`). */
