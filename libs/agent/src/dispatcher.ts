@@ -1,6 +1,6 @@
 import type { Bus, RequestRef, RunDispatcher } from "@byok/bus";
 import type { Logger, TraceCarrier } from "@byok/telemetry";
-import { endFailedGeneration } from "./failed-run.js";
+import { endFailedGeneration, failedRunError } from "./failed-run.js";
 import type { RunEngine } from "./ports.js";
 
 /**
@@ -28,7 +28,7 @@ export function createInProcessDispatcher(
         .runGeneration(ref, generation, controller.signal, { trace })
         .catch(async (err: unknown) => {
           logger.error({ err, requestId: ref.requestId, generation }, "run crashed");
-          await endFailedGeneration(bus, ref, generation).catch((e: unknown) => logger.error({ err: e, requestId: ref.requestId }, "could not end a crashed run"));
+          await endFailedGeneration(bus, ref, generation, failedRunError(err)).catch((e: unknown) => logger.error({ err: e, requestId: ref.requestId }, "could not end a crashed run"));
         })
         .finally(() => {
           running.delete(p);

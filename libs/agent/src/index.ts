@@ -1,7 +1,7 @@
 export { createRunEngine } from "./engine.js";
 export type { ContentPolicy, RunEngine, RunEngineDeps, TargetResolution, WebSearchBackend } from "./ports.js";
 export { createInProcessDispatcher } from "./dispatcher.js";
-export { endFailedGeneration, INTERNAL_RUN_ERROR } from "./failed-run.js";
+export { endFailedGeneration, failedRunError, INTERNAL_RUN_ERROR } from "./failed-run.js";
 export { chatItemsFromHistory } from "./history.js";
 export {
   UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type Admission,

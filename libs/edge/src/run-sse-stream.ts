@@ -4,7 +4,7 @@ import { compressionGzip } from "@connectrpc/connect-node";
 import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
-import { endStreamFor } from "./errors.js";
+import { endStreamFor, streamError } from "./errors.js";
 import type { OutputReader } from "./run-sse.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
@@ -29,7 +29,7 @@ export async function forwardOutput(
       await send(next.value);
     }
   } catch (err) {
-    const error = ConnectError.from(err);
+    const error = streamError(err);
     if (error.code === Code.Internal || error.code === Code.Unknown) logger.error({ err }, "reading the run's output failed");
     return endStreamFor(error);
   } finally {

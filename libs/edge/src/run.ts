@@ -22,7 +22,7 @@ import { AgentClientMessageSchema, encodeEnvelope } from "@byok/wire";
 import type { Principal } from "./auth.js";
 import type { createClientAppender } from "./bidi-append.js";
 import { readClientHeaders } from "./client-headers.js";
-import { endStreamFor, invalidArgument } from "./errors.js";
+import { endStreamFor, invalidArgument, streamError } from "./errors.js";
 import type { Admission } from "./open-streams.js";
 import { checkedEnvelopes, requestCompression } from "./request-messages.js";
 import type { OutputReader } from "./run-sse.js";
@@ -111,7 +111,7 @@ export async function serveRun(
     const reading = forwardOutput(deps.frames(principal, requestId, headers, abort.signal), (frame) => send(encodeEnvelope(0, frame)), abort.signal, deps.logger);
     end = await Promise.race([reading, failed]);
   } catch (err) {
-    const error = ConnectError.from(err);
+    const error = streamError(err);
     if (error.code === Code.Internal || error.code === Code.Unknown) deps.logger.error({ err }, "Run failed");
     end = endStreamFor(error);
   } finally {

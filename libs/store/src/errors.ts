@@ -29,3 +29,25 @@ export class StoreError extends Error {
 export function isStoreError(e: unknown, code?: StoreErrorCode): e is StoreError {
   return e instanceof StoreError && (code === undefined || e.code === code);
 }
+
+/** Socket errors and PostgreSQL SQLSTATEs that mean "the database cannot be reached now", not a bad query. */
+const UNREACHABLE_CODES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN",
+  // connection_exception class, admin/crash shutdown, cannot_connect_now (starting up or in recovery)
+  "08000", "08001", "08003", "08004", "08006", "57P01", "57P02", "57P03",
+]);
+const UNREACHABLE_MESSAGES = /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i;
+
+/**
+ * True when `e` (or an error in its `cause` chain, e.g. under drizzle's query error) says the
+ * database could not be reached — down, restarting, connection cut — so the caller answers
+ * `unavailable` (retry shortly) instead of `internal`.
+ */
+export function isStoreUnavailable(e: unknown): boolean {
+  for (let err = e, depth = 0; err instanceof Error && depth < 8; err = err.cause, depth++) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === "string" && UNREACHABLE_CODES.has(code)) return true;
+    if (UNREACHABLE_MESSAGES.test(err.message)) return true;
+  }
+  return false;
+}

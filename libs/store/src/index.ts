@@ -45,7 +45,7 @@ export type {
   UsageTotals,
 } from "./metering/types.js";
 export type { CommonStoreOptions, StoreOptions } from "./options.js";
-export { StoreError, isStoreError, type StoreErrorCode } from "./errors.js";
+export { StoreError, isStoreError, isStoreUnavailable, type StoreErrorCode } from "./errors.js";
 export { knownMigrations } from "./migrations.js";
 export { contentStore, type ContentMode, type HeldContent, type RunContent } from "./content/ephemeral.js";
 export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";

@@ -8,3 +8,4 @@ export * from "./process/output.js";
 export * from "./fuzz.js";
 export * from "./metrics/prometheus.js";
 export * from "./wait.js";
+export * from "./postgres/private-server.js";

@@ -1,5 +1,5 @@
 import { Queue, UnrecoverableError, WaitingError, Worker, type Job } from "bullmq";
-import { endFailedGeneration, type RunEngine } from "@byok/agent";
+import { endFailedGeneration, failedRunError, type RunEngine } from "@byok/agent";
 import {
   assertQueueName, assertQueuePrefix, GenerationGoneError, openQueueConnection, RUN_JOB_NAME, startWorkerPresence, type Bus, type RedisTarget, type RequestRef,
   type RunJobData, type RunQueueSettings,
@@ -143,13 +143,13 @@ export function createRunWorker(config: RunWorkerConfig, deps: RunWorkerDeps): R
     // The last attempt, or one BullMQ will not retry (a gone generation, a job past its stall limit).
     const final = job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError || err.name === "UnrecoverableError";
     log.warn({ jobId: job.id, attemptsMade: job.attemptsMade, final, err: err.message }, "run job failed");
-    if (final) void endFailed(job.data);
+    if (final) void endFailed(job.data, err);
   });
 
   /** A run job that will not be retried: end its generation so readers get a clear status. */
-  async function endFailed(data: RunJobData): Promise<void> {
+  async function endFailed(data: RunJobData, err: Error): Promise<void> {
     const ref = { tenantId: data.tenantId, requestId: data.requestId };
-    await endFailedGeneration(deps.bus, ref, data.generation).catch((err: unknown) =>
+    await endFailedGeneration(deps.bus, ref, data.generation, failedRunError(err)).catch((err: unknown) =>
       log.warn({ err: (err as Error).message, requestId: data.requestId }, "could not end a failed run"),
     );
   }

@@ -82,6 +82,8 @@ export interface TestClusterOptions {
   env?: Record<string, string>;
   /** Redis for bus and queue (default the shared one). */
   redisUrl?: string;
+  /** Postgres of the store (default the shared one). */
+  databaseUrl?: string;
   /** Tenants besides `default`, each with one API key (`TestCluster.tenantTokens`). */
   tenants?: { tenantId: string; retention: RetentionPolicy; limits?: TenantLimits }[];
 }
@@ -95,6 +97,8 @@ export interface TestCluster {
   keyPrefix: string;
   queuePrefix: string;
   schema: string;
+  /** Postgres of the store (the schema `schema` in it). */
+  databaseUrl: string;
   /** A gateway API key of the default tenant (distributed ingress authenticates with API keys). */
   authToken: string;
   /** An API key of each extra tenant of `TestClusterOptions.tenants`. */
@@ -125,10 +129,11 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   const keyPrefix = `test:cluster:${id}`;
   const queuePrefix = `{test-q-${id}}`;
   const schema = `t_cluster_${id}`;
+  const databaseUrl = opts.databaseUrl ?? DATABASE_URL;
   const sim = await startSimulator();
   const routeTarget = { provider: "openai-chat", model: "sim-model", baseUrl: `${sim.url}/v1`, apiKeyEnv: "TEST_PROVIDER_KEY" };
   // Migrate the private schema once, before any service starts (they would race otherwise).
-  const store = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+  const store = await createStore({ driver: "postgres", url: databaseUrl, schema });
   await store.tenants.ensure({ tenantId: "default", name: "Default tenant" });
   const { secret: authToken } = await store.apiKeys.create({ tenantId: "default", name: "fault-tests" });
   const tenantTokens: Record<string, string> = {};
@@ -143,7 +148,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     GATEWAY_MODE: "distributed",
     GATEWAY_AUTH_MODE: "api_key",
     REDIS_URL: redisUrl,
-    DATABASE_URL,
+    DATABASE_URL: databaseUrl,
     GATEWAY_DATABASE_SCHEMA: schema,
     GATEWAY_REDIS_KEY_PREFIX: keyPrefix,
     GATEWAY_QUEUE_PREFIX: queuePrefix,
@@ -171,7 +176,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     await deleteKeysMatching(redis, `${keyPrefix}:*`).catch(() => undefined);
     await deleteKeysMatching(redis, `${queuePrefix}:*`).catch(() => undefined);
     redis.disconnect();
-    const client = new pg.Client({ connectionString: DATABASE_URL });
+    const client = new pg.Client({ connectionString: databaseUrl });
     await client.connect();
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client.end();
@@ -197,6 +202,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
     keyPrefix,
     queuePrefix,
     schema,
+    databaseUrl,
     authToken,
     tenantTokens,
     redis,
