@@ -193,4 +193,15 @@ export interface BusOptions {
  */
 export interface RunDispatcher {
   dispatch(ref: RequestRef, generation: number, trace: TraceCarrier): Promise<void>;
+  /**
+   * Whether a new run may be queued now: undefined when it may, else how many runs already
+   * wait for a worker and the configured limit (the caller refuses the run at once).
+   */
+  admit(): Promise<RunRefusal | undefined>;
+}
+
+/** A new run refused because too many runs already wait for a worker. */
+export interface RunRefusal {
+  waiting: number;
+  limit: number;
 }

@@ -87,6 +87,12 @@ export const DistributedSchema = z.object({
   /** Run generations one worker process executes at once. */
   workerConcurrency: z.coerce.number().int().min(1).max(10_000).default(256),
   /**
+   * Runs waiting in the queue for a worker (every worker busy at its concurrency) past which
+   * the ingress refuses a new run at once: `resource_exhausted`, retryable, `retry-after`.
+   * 0: no limit (runs queue without bound).
+   */
+  maxWaitingRuns: z.coerce.number().int().min(0).default(10_000),
+  /**
    * BullMQ job lock; renewed every half of it while the worker lives. Only a worker that hangs
    * or is cut off with its sockets open waits this out; a dead process is found sooner (below).
    */

@@ -1,13 +1,29 @@
 import { SpanKind, trace } from "@opentelemetry/api";
-import type { HandlerContext } from "@connectrpc/connect";
-import type { Bus, RunDispatcher, RunPrincipal } from "@byok/bus";
+import type { ConnectError, HandlerContext } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
+import type { Bus, RequestRef, RunDispatcher, RunPrincipal } from "@byok/bus";
 import { decodeClientMessage } from "@byok/protocol";
 import { ATTR, injectTraceContext, SPAN, withSpan, type GatewayMetrics, type Logger } from "@byok/telemetry";
-import { decodeHex, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
-import { create } from "@bufbuild/protobuf";
+import { decodeHex, ErrorDetailsSchema, type BidiAppendRequest, type BidiAppendResponse, BidiAppendResponseSchema } from "@byok/wire";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { principalOf, type Authenticator, type Principal } from "./auth.js";
 import { loggableHeaders, readClientHeaders, type ClientHeaders } from "./client-headers.js";
-import { invalidArgument, resourceExhausted, unavailable } from "./errors.js";
+import { invalidArgument, overloaded, resourceExhausted, unavailable } from "./errors.js";
+
+/** The `retry-after` (seconds) of a run refused because every worker is busy. */
+const ADMISSION_RETRY_AFTER_S = 2;
+
+/** Ends a generation no worker will run with `error`, as its readers will see it. */
+async function endGeneration(bus: Bus, ref: RequestRef, generation: number, error: ConnectError): Promise<void> {
+  const epoch = await bus.claim(ref, generation);
+  const details = error.findDetails(ErrorDetailsSchema);
+  await bus.endOutput(ref, generation, epoch, {
+    ok: false,
+    code: codeToString(error.code),
+    message: error.rawMessage,
+    ...(details[0] ? { errorDetails: toBinary(ErrorDetailsSchema, details[0]) } : {}),
+  });
+}
 
 export interface BidiAppendDeps {
   bus: Bus;
@@ -88,6 +104,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
     };
     const producer = { kind: SpanKind.PRODUCER, attributes: { [ATTR.requestId]: requestId, [ATTR.messagingOperation]: "send" } };
     let outcome;
+    let refused: ConnectError | undefined;
     try {
       // The bus entry's span: the worker's run span is its child.
       outcome = await withSpan(tracer, SPAN.busAppendInput, producer, async (s) => {
@@ -96,7 +113,17 @@ export function createClientAppender(deps: BidiAppendDeps) {
         return o;
       });
       const generation = outcome.generation;
-      if (outcome.status === "accepted" || outcome.status === "duplicate") {
+      // A new run while too many wait for a worker: refused at once, and its generation ended with
+      // the same status, so a reader already waiting for it gets the refusal too.
+      const refusal = outcome.status === "accepted" && outcome.startedGeneration ? await deps.dispatcher.admit() : undefined;
+      if (refusal) {
+        const error = overloaded(
+          `The gateway's workers are all busy (${refusal.waiting} runs already wait for one; GATEWAY_MAX_WAITING_RUNS is ${refusal.limit}); retry in a few seconds.`,
+        );
+        error.metadata.set("retry-after", String(ADMISSION_RETRY_AFTER_S));
+        await endGeneration(deps.bus, ref, generation, error);
+        refused = error;
+      } else if (outcome.status === "accepted" || outcome.status === "duplicate") {
         // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
         // The job carries its dispatch span's context; the run span links to it.
         await withSpan(tracer, SPAN.jobDispatch, producer, (s) => {
@@ -108,6 +135,10 @@ export function createClientAppender(deps: BidiAppendDeps) {
       deps.logger.error({ err, requestId }, `bus unavailable for ${via}`);
       deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
       throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
+    }
+    if (refused) {
+      deps.metrics.bidiAppends.inc({ outcome: "overloaded" });
+      throw refused;
     }
     deps.metrics.bidiAppends.inc({ outcome: outcome.status });
     trace.getActiveSpan()?.setAttribute(ATTR.appendOutcome, outcome.status);

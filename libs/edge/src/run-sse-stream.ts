@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { compressionGzip } from "@connectrpc/connect-node";
 import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";

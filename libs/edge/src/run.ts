@@ -15,7 +15,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { SpanKind, trace } from "@opentelemetry/api";
 import { ATTR, SPAN, withSpan, type Logger } from "@byok/telemetry";
 import { AgentClientMessageSchema, encodeEnvelope } from "@byok/wire";

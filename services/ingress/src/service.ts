@@ -57,6 +57,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     connectionName: name,
     attempts: d.jobAttempts,
     backoffMs: d.jobBackoffMs,
+    maxWaitingRuns: d.maxWaitingRuns,
     keepFinishedSeconds: Math.max(60, Math.ceil(config.timers.finishedRetentionMs / 1000)),
     onError: (err) => logger.warn({ err: err.message }, "run queue"),
   });

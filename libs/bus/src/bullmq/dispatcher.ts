@@ -3,7 +3,7 @@ import { Queue } from "bullmq";
 import { isDisconnected, type RedisClient, type RedisTarget } from "@byok/redis";
 import { BusUnavailableError } from "../redis/unavailable.js";
 import type { TraceCarrier } from "@byok/telemetry";
-import type { RequestRef, RunDispatcher } from "../types.js";
+import type { RequestRef, RunDispatcher, RunRefusal } from "../types.js";
 import { openQueueConnection } from "./connection.js";
 import { runJobId } from "./job-id.js";
 import { assertQueueName, assertQueuePrefix, RUN_JOB_NAME, type RunJobData, type RunQueueSettings } from "./types.js";
@@ -23,6 +23,11 @@ export interface BullmqDispatcherConfig extends RunQueueSettings {
    * ended and completes at once.
    */
   keepFinishedSeconds?: number;
+  /**
+   * Runs waiting for a worker (queued, not yet started) past which `admit()` refuses a new run
+   * (GATEWAY_MAX_WAITING_RUNS); 0 (default): no limit.
+   */
+  maxWaitingRuns?: number;
   /** Reply wait of the producer connection (default 5000 ms). */
   commandTimeoutMs?: number;
   onError?: (err: Error) => void;
@@ -45,6 +50,8 @@ export interface BullmqDispatcher extends RunDispatcher {
  *   cannot be reached, at once while disconnected (no offline queue growing during an outage).
  * - A later generation has its own id, so a finished job never blocks it.
  * - One producer connection per instance, whatever the number of requests.
+ * - `admit()` refuses while `maxWaitingRuns` runs or more wait for a worker (all workers busy at
+ *   their concurrency), so overload is answered at once instead of queueing without bound.
  */
 export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDispatcher {
   assertQueueName(config.name);
@@ -81,6 +88,16 @@ export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDi
       } catch (err) {
         throw new BusUnavailableError(`run dispatcher: adding the run job failed: ${(err as Error).message}`, { cause: err });
       }
+    },
+    async admit(): Promise<RunRefusal | undefined> {
+      const limit = config.maxWaitingRuns ?? 0;
+      if (limit === 0) return undefined;
+      if (isDisconnected(connection)) throw new BusUnavailableError(`run dispatcher: not connected to Redis (${connection.status})`);
+      // One round trip: the lengths of the wait list and the prioritized set (BullMQ's "waiting").
+      const waiting = await queue.getJobCountByTypes("waiting", "prioritized").catch((err: unknown) => {
+        throw new BusUnavailableError(`run dispatcher: reading the queue depth failed: ${(err as Error).message}`, { cause: err });
+      });
+      return waiting >= limit ? { waiting, limit } : undefined;
     },
     async close() {
       if (closed) return;
