@@ -18,8 +18,21 @@ export interface RunSseDeps {
 
 const tracer = trace.getTracer("@byok/ingress");
 
-/** Frames read from the bus per round trip. */
+/**
+ * Frames read from the bus per round trip: at most READ_BATCH, starting at FIRST_READ_BATCH and
+ * doubling while batches are small, and cut so one batch holds about READ_BATCH_BYTES of the
+ * largest frame seen. A reader that stops reading (a slow client) parks the stream with one
+ * batch in memory, so this bounds what it holds whatever the frame sizes (1 MiB frames: ≤ 4).
+ */
 const READ_BATCH = 256;
+const FIRST_READ_BATCH = 4;
+const READ_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** The next batch size after a batch of `entries` frames whose largest so far is `largest` bytes. */
+function nextReadBatch(current: number, entries: number, largest: number): number {
+  const grown = entries >= current ? Math.min(READ_BATCH, current * 2) : current;
+  return Math.max(1, Math.min(grown, Math.floor(READ_BATCH_BYTES / Math.max(1, largest))));
+}
 
 /** A reader of a request's output: its frames, then the end-stream envelope it returns. */
 export type OutputReader = (principal: Principal, requestId: string, requestHeader: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array, Uint8Array>;
@@ -89,9 +102,14 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
 
       // 3. Replay, then follow live.
       let index = headers.resumeAfter ?? 0;
+      let batch = FIRST_READ_BATCH;
+      let largest = 0;
       while (!signal.aborted) {
         wake.clear();
-        const read = await guard(() => deps.bus.readOutput(ref, generation, index, READ_BATCH));
+        const max = batch;
+        const read = await guard(() => deps.bus.readOutput(ref, generation, index, max));
+        for (const e of read.entries) if (e.frame.byteLength > largest) largest = e.frame.byteLength;
+        batch = nextReadBatch(batch, read.entries.length, largest);
         for (const e of read.entries) {
           index = e.index + 1;
           if (!linked) {

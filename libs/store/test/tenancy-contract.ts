@@ -188,6 +188,23 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(day).toMatchObject({ attempts: 2, inputTokens: 200, outputTokens: 100, costMicroUsd: 2_000, userId: "u1", model: "gpt-x" });
       });
 
+      it("turns a recorded ok into interrupted when a takeover marks that attempt interrupted (its pass runs again), rollup unchanged", async () => {
+        const tenant = tid();
+        const e = ledgerEntry(tenant, { outcome: "ok" });
+        expect(await store.ledger.record(e)).toEqual({ inserted: true });
+        // The takeover's mark carries an estimate; the recorded usage stays.
+        expect(await store.ledger.record({ ...e, outcome: "interrupted", inputTokens: 0, outputTokens: 1, estimated: true })).toEqual({ inserted: false });
+        expect((await store.ledger.forRequest(tenant, e.requestId)).map((r) => [r.outcome, r.inputTokens, r.estimated])).toEqual([["interrupted", e.inputTokens, e.estimated]]);
+        expect((await store.ledger.daily(tenant))[0]).toMatchObject({ attempts: 1, inputTokens: e.inputTokens });
+        // Any other repeat stays a no-op: a failed row is not changed by a later interrupted mark, nor an interrupted one by ok.
+        const f = ledgerEntry(tenant, { requestId: `${e.requestId}-f`, outcome: "failed" });
+        await store.ledger.record(f);
+        expect(await store.ledger.record({ ...f, outcome: "interrupted" })).toEqual({ inserted: false });
+        expect(await store.ledger.record({ ...e, outcome: "ok" })).toEqual({ inserted: false });
+        expect((await store.ledger.forRequest(tenant, f.requestId))[0]?.outcome).toBe("failed");
+        expect((await store.ledger.forRequest(tenant, e.requestId))[0]?.outcome).toBe("interrupted");
+      });
+
       it("refuses a row of a fenced-out owner (older epoch than the run's latest claim), in the same transaction, counting nothing", async () => {
         const tenant = tid();
         const e = ledgerEntry(tenant);

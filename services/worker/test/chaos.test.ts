@@ -1,150 +1,356 @@
-// Chaos soak with real processes: 2 ingress + 2 workers on the local Redis and Postgres,
-// overlapping streaming turns (half in privacy mode) while workers and ingress replicas are
-// killed with SIGKILL at random and restarted; readers reconnect to a live replica with
-// x-gateway-resume-after. Per turn: it ends {}; the frames read equal the stored output stream
-// byte for byte; every provider request carried the turn's prompt (also after takeovers); the
-// ledger has exactly one `ok` row. CI runs a small round (CHAOS_TURNS, CHAOS_KILLS);
-// `npm run chaos` a longer one. Prints one CHAOS line with the counts.
+// Chaos soak with real processes: 2 ingress + 2 workers on a private redis-server and a private
+// Postgres cluster (never the shared ones: both are restarted here). Three rounds on the same
+// processes:
+// 1. overlapping turns (half in privacy mode, a third with a tool round trip) while workers and
+//    ingress replicas are killed with SIGKILL at random and restarted; readers reconnect to a
+//    live replica with x-gateway-resume-after. Per turn: it ends {}; the frames read equal the
+//    stored output stream byte for byte; every provider request (re-runs after a takeover
+//    included) carried the turn's prompt, and each pass after the tool result carried the
+//    result; one ledger row per provider request and exactly one `ok` per model call;
+// 2. Redis killed and restarted mid-stream: every turn in flight ends with a clear
+//    `unavailable`, no process exits, and new turns pass every check of round 1 once it is back;
+// 3. the same with a Postgres restart (immediate shutdown, as after a crash), plus a turn
+//    started during the outage, refused `unavailable` at once (a privacy-mode turn in flight
+//    writes no history and may finish {}).
+// CI runs a small round 1 (CHAOS_TURNS, CHAOS_KILLS, CHAOS_CHUNKS); `npm run chaos` a longer
+// one. Prints one CHAOS line with the counts (docs/reliability.md).
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collectItems, createCursorClient, runRequestMessage } from "@byok/testing";
-import type { AgentServerMessage } from "@byok/wire";
+import {
+  collectItems, ConnectHttpError, createCursorClient, execResultMessage, postgresBinDir, runRequestMessage, startPostgresServer,
+  type PrivatePostgres, type SimRequest, type SimScript,
+} from "@byok/testing";
+import type { AgentClientMessage, AgentServerMessage } from "@byok/wire";
 import { decodeFrames, encodeFrames, jobOwner, xrangeFrames } from "./frames.js";
-import { DATABASE_URL, startTestCluster, TEST_MODEL, type ServiceProcess, type TestCluster } from "./process-harness.js";
+import { SERVICE_START_MS, startTestCluster, TEST_MODEL, waitFor, type ServiceKind, type ServiceProcess, type TestCluster } from "./process-harness.js";
+import { freePort, haveRedisServer, killRedisServer, startRedisServer } from "./redis-servers.js";
 
 const TURNS = Number(process.env.CHAOS_TURNS ?? "8");
 const KILLS = Number(process.env.CHAOS_KILLS ?? "2");
 const CHUNKS = Number(process.env.CHAOS_CHUNKS ?? "30");
+/** Turns streaming when Redis or Postgres goes away, and turns checked after each comes back. */
+const OUTAGE_TURNS = 4;
+const AFTER_TURNS = 3;
 
-describe("chaos soak (real processes)", () => {
+interface TurnPlan {
+  n: number;
+  requestId: string;
+  prompt: string;
+  ghost: boolean;
+  /** The model calls Read first; the client answers with `fileContent`; the model then streams text. */
+  tool: boolean;
+  fileContent: string;
+  chunks: number;
+  chunkDelayMs: number;
+}
+
+interface TurnResult {
+  plan: TurnPlan;
+  requestId: string;
+  read: AgentServerMessage[];
+  /** The end-stream, or the HTTP refusal of the stream. */
+  end: { ok: true } | { ok: false; code: string; message: string };
+  reconnects: number;
+}
+
+const turnTag = (n: number) => `chaos-turn-${n}-`;
+
+describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (real processes, private Redis and Postgres)", () => {
   let c: TestCluster;
+  let redisPort: number;
+  let redis: ChildProcess;
+  let pgServer: PrivatePostgres;
+  const plans = new Map<number, TurnPlan>();
+  let nextTurn = 0;
+  const live = { ingress: [] as ServiceProcess[], workers: [] as ServiceProcess[] };
+  const counts = { turns: 0, ghostTurns: 0, toolTurns: 0, kills: 0, reconnects: 0, framesChecked: 0, providerRequests: 0, ledgerRows: 0, outageTurnsUnavailable: 0, redisRestarts: 0, postgresRestarts: 0 };
+
+  /** The simulator's answer, from the turn named in the request: a tool call first for tool turns, else text. */
+  const script = (req: SimRequest): SimScript => {
+    const n = Number(/chaos-turn-(\d+)-/.exec(req.rawBody)?.[1] ?? "-1");
+    const plan = plans.get(n);
+    if (!plan) return { text: "unplanned request" };
+    if (plan.tool && !req.rawBody.includes(plan.fileContent)) {
+      return { toolCalls: [{ name: "Read", arguments: JSON.stringify({ path: `chaos-${n}.txt` }) }] };
+    }
+    return { text: Array.from({ length: plan.chunks }, (_, k) => `t${k} `), chunkDelayMs: plan.chunkDelayMs };
+  };
+
   beforeAll(async () => {
+    redisPort = await freePort();
+    [redis, pgServer] = await Promise.all([startRedisServer(redisPort), startPostgresServer()]);
     // Ended streams must stay readable until every turn is compared with its stored output.
-    c = await startTestCluster({ ingress: 2, workers: 2, env: { GATEWAY_FINISHED_RETENTION_MS: "900000" } });
-  }, 300_000);
+    c = await startTestCluster({
+      ingress: 2,
+      workers: 2,
+      redisUrl: `redis://127.0.0.1:${redisPort}`,
+      databaseUrl: pgServer.url,
+      // Four services start at once, and their replacements while turns stream.
+      startMs: 2 * SERVICE_START_MS,
+      env: { GATEWAY_FINISHED_RETENTION_MS: "900000" },
+    });
+    live.ingress.push(...c.ingress);
+    live.workers.push(...c.workers);
+  }, 3 * SERVICE_START_MS);
   afterAll(async () => {
-    await c?.close();
+    await c?.close().catch(() => undefined); // the schema is dropped with the cluster below
+    if (redis) await killRedisServer(redis);
+    await pgServer?.destroy();
   });
 
-  it(`${TURNS} overlapping turns survive up to ${KILLS} random kill -9 of workers and ingress replicas`, async () => {
-    const live = { ingress: [...c.ingress], workers: [...c.workers] };
-    const prompts = Array.from({ length: TURNS }, (_, i) => `chaos prompt ${i} ${randomUUID()}`);
-    for (let i = 0; i < TURNS * 3; i++) c.sim.enqueue({ text: Array.from({ length: CHUNKS }, (_, k) => `t${k} `), chunkDelayMs: 60 });
+  const plan = (init: Partial<TurnPlan> = {}): TurnPlan => {
+    const n = nextTurn++;
+    const p: TurnPlan = {
+      n,
+      requestId: `chaos-${n}-${randomUUID()}`,
+      prompt: `${turnTag(n)} prompt ${randomUUID()}`,
+      ghost: n % 2 === 1,
+      tool: n % 3 === 2,
+      fileContent: `file ${n} content ${randomUUID()}`,
+      chunks: CHUNKS,
+      chunkDelayMs: 60,
+      ...init,
+    };
+    plans.set(n, p);
+    // One script per provider request, whichever turn sends it (re-runs after takeovers included).
+    c.sim.enqueue(script, script, script, script);
+    return p;
+  };
 
+  const pickIngress = () => live.ingress[Math.floor(Math.random() * live.ingress.length)]!;
+  const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+
+  /**
+   * Drives one turn like a Cursor client over HTTP/1.1: RunSSE, the run_request, exec answers;
+   * any step that meets a dead replica is retried on a live one, the reader resuming after the
+   * frames it has. A stream that ends (any status) or an HTTP refusal ends the turn.
+   */
+  async function turn(p: TurnPlan, progress: { frames: number }): Promise<TurnResult> {
+    const { requestId } = p;
+    const headers: Record<string, string> = p.ghost ? { "x-ghost-mode": "true" } : {};
+    const client = () => createCursorClient({ baseUrl: pickIngress().url, authToken: c.authToken });
+    const read: AgentServerMessage[] = [];
+    let seqno = 1;
     let reconnects = 0;
-    let progress = 0;
-    let ended = 0;
-    const liveTurns = new Set<string>();
-    const pickIngress = () => live.ingress[Math.floor(Math.random() * live.ingress.length)]!;
-    const turn = async (i: number) => {
-      const requestId = `chaos-${i}-${randomUUID()}`;
-      liveTurns.add(requestId);
-      const ghost = i % 2 === 1;
-      const headers: Record<string, string> = ghost ? { "x-ghost-mode": "true" } : {};
-      const client = () => createCursorClient({ baseUrl: pickIngress().url, authToken: c.authToken });
-      const read: AgentServerMessage[] = [];
-      const sleep = () => new Promise((ok) => setTimeout(ok, 200));
-      // Any step may meet a replica that just died: retry it on a live one.
-      const open = async (resumeAfter: number) => {
-        for (;;) {
-          try {
-            return (await client().runSse(requestId, { headers, resumeAfter })).frames;
-          } catch {
-            await sleep();
-          }
-        }
-      };
-      let items = await open(0);
+    const answered = new Set<string>();
+    const appendNext = async (msg: AgentClientMessage) => {
+      const s = seqno++;
       for (;;) {
-        const r = await client()
-          .append(requestId, 1, runRequestMessage({ text: prompts[i]!, conversationId: `conv-${requestId}`, modelId: TEST_MODEL }), { headers })
-          .catch(() => ({ ok: false }));
-        if (r.ok) break;
-        await sleep();
-      }
-      for (;;) {
-        let out;
-        try {
-          out = await collectItems(items, (m) => {
-            read.push(m);
-            progress++;
-          });
-        } catch {
-          out = undefined; // the connection died with its replica
-        }
-        if (out?.end) {
-          liveTurns.delete(requestId);
-          ended++;
-          return { requestId, read, end: out.end, ghost };
-        }
-        reconnects++;
-        items = await open(read.length);
+        const r = await client().append(requestId, s, msg, { headers }).catch(() => ({ ok: false as const, code: "connection" }));
+        if (r.ok) return;
+        // A refusal is final (the turn's end tells why); a dead replica is not.
+        if (r.code !== "connection") return;
+        await sleep(200);
       }
     };
-
-    let kills = 0;
-    const respawns: Promise<void>[] = [];
-    const chaos = (async () => {
-      for (let k = 0; k < KILLS; k++) {
-        // Kill only while turns stream: after some frames, and never after the last turn ended.
-        const from = progress;
-        while (progress < from + 2 * TURNS && ended < TURNS) await new Promise((ok) => setTimeout(ok, 50));
-        if (ended === TURNS) break;
-        // Alternating, a worker first, then an ingress; the worker running a live turn when there is one.
-        const preferred = k % 2 === 0 ? "workers" : "ingress";
-        // Keep one of each kind alive while the victim's replacement starts.
-        const kind = live[preferred].length >= 2 ? preferred : preferred === "workers" ? "ingress" : "workers";
-        const pool = live[kind];
-        if (pool.length < 2) {
-          await new Promise((ok) => setTimeout(ok, 200));
-          continue;
+    const open = async (resumeAfter: number) => {
+      for (;;) {
+        try {
+          return (await client().runSse(requestId, { headers, resumeAfter })).frames;
+        } catch {
+          await sleep(200);
         }
-        let at = Math.floor(Math.random() * pool.length);
-        if (kind === "workers") {
-          const live1 = [...liveTurns][0];
-          const owner = live1 ? await jobOwner(c.redis, c.queuePrefix, { tenantId: "default", requestId: live1 }, 1).catch(() => undefined) : undefined;
-          const j = pool.findIndex((w) => w.name === owner);
-          if (j >= 0) at = j;
-        }
-        const victim: ServiceProcess = pool.splice(at, 1)[0]!;
-        victim.signal("SIGKILL");
-        await victim.exited;
-        kills++;
-        // Restarted in the background, so the next kill does not wait for it.
-        respawns.push(c.spawn(kind === "workers" ? "worker" : "ingress").then((p) => void pool.push(p)));
       }
-    })();
-    const turns = await Promise.all(prompts.map((_, i) => new Promise<void>((ok) => setTimeout(ok, i * 150)).then(() => turn(i))));
-    await chaos;
-    await Promise.all(respawns);
-
-    let frames = 0;
-    for (const t of turns) {
-      expect(t.end, t.requestId).toEqual({ ok: true });
-      const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, { tenantId: "default", requestId: t.requestId }, 1));
-      expect(encodeFrames(t.read), t.requestId).toEqual(encodeFrames(stored));
-      frames += stored.length;
+    };
+    let items = await open(0);
+    await appendNext(runRequestMessage({ text: p.prompt, conversationId: `conv-${requestId}`, modelId: TEST_MODEL }));
+    for (;;) {
+      let out;
+      try {
+        out = await collectItems(items, async (m) => {
+          read.push(m);
+          progress.frames++;
+          if (m.message.case !== "execServerMessage") return;
+          const exec = m.message.value;
+          if (exec.message.case !== "readArgs") return;
+          const { path } = exec.message.value;
+          const key = `${exec.id}:${exec.execId}`;
+          if (answered.has(key)) return;
+          answered.add(key);
+          await appendNext(
+            execResultMessage({
+              id: exec.id,
+              execId: exec.execId,
+              result: {
+                case: "readResult",
+                value: {
+                  result: {
+                    case: "success",
+                    value: { path, totalLines: 1, fileSize: BigInt(p.fileContent.length), truncated: false, rangeApplied: false, output: { case: "content", value: p.fileContent } },
+                  },
+                },
+              },
+            }),
+          );
+        });
+      } catch (err) {
+        // An HTTP refusal (the replica could not serve the stream) ends the turn like an end-stream.
+        if (err instanceof ConnectHttpError) return { plan: p, requestId, read, end: { ok: false, code: err.error.code, message: err.error.message }, reconnects };
+        out = undefined; // the connection died with its replica
+      }
+      if (out?.end) return { plan: p, requestId, read, end: out.end.ok ? { ok: true } : { ok: false, code: out.end.code, message: out.end.message }, reconnects };
+      reconnects++;
+      items = await open(read.length);
     }
-    // Every provider request (first attempts, retries and re-runs after a takeover) carried a turn's prompt.
-    const bodies = c.sim.requests.map((r) => JSON.stringify(r.body));
-    for (const b of bodies) expect(prompts.some((p) => b.includes(p)), b.slice(0, 300)).toBe(true);
+  }
 
-    const db = new pg.Client({ connectionString: DATABASE_URL });
+  /** Every check of a turn that ended {}: stored frames, prompts, tool results, ledger rows. */
+  async function checkTurns(turns: TurnResult[]): Promise<void> {
+    const db = new pg.Client({ connectionString: c.databaseUrl });
     await db.connect();
-    let rows = 0;
     try {
-      for (const [i, t] of turns.entries()) {
-        const r = await db.query<{ outcome: string }>(`SELECT outcome FROM "${c.schema}".usage_ledger WHERE request_id = $1`, [t.requestId]);
-        rows += r.rows.length;
-        expect(r.rows.filter((x) => x.outcome === "ok"), t.requestId).toHaveLength(1);
-        const attempts = bodies.filter((b) => b.includes(prompts[i]!)).length;
-        expect(r.rows.length, `${t.requestId}: one ledger row per provider request`).toBe(attempts);
+      for (const t of turns) {
+        const { plan: p, requestId } = t;
+        expect(t.end, requestId).toEqual({ ok: true });
+        const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, { tenantId: "default", requestId }, 1));
+        expect(encodeFrames(t.read), requestId).toEqual(encodeFrames(stored));
+        counts.framesChecked += stored.length;
+        // Every provider request of the turn carried the full prompt; after the tool result, every pass carried it too.
+        const mine = c.sim.requests.filter((r) => r.rawBody.includes(turnTag(p.n)));
+        for (const r of mine) expect(r.rawBody, requestId).toContain(p.prompt);
+        const passes = p.tool ? 2 : 1;
+        if (p.tool) expect(mine.some((r) => r.rawBody.includes(p.fileContent)), `${requestId}: the model got the tool result`).toBe(true);
+        const rows = await db.query<{ outcome: string; model_call_id: string }>(
+          `SELECT outcome, model_call_id FROM "${c.schema}".usage_ledger WHERE request_id = $1`,
+          [requestId],
+        );
+        expect(rows.rows.length, `${requestId}: one ledger row per provider request`).toBe(mine.length);
+        const ok = rows.rows.filter((x) => x.outcome === "ok");
+        expect(ok, `${requestId}: one ok per pass`).toHaveLength(passes);
+        expect(new Set(ok.map((x) => x.model_call_id)).size, `${requestId}: one ok per model call`).toBe(passes);
+        counts.ledgerRows += rows.rows.length;
+        counts.providerRequests += mine.length;
+        counts.turns++;
+        counts.reconnects += t.reconnects;
+        if (p.ghost) counts.ghostTurns++;
+        if (p.tool) counts.toolTurns++;
       }
     } finally {
       await db.end();
     }
-    const takeovers = bodies.length - TURNS;
-    console.log(`CHAOS turns=${TURNS} ghost_turns=${turns.filter((t) => t.ghost).length} kills=${kills} extra_provider_requests=${takeovers} reconnects=${reconnects} frames_checked=${frames} provider_requests=${bodies.length} ledger_rows=${rows}`);
-  }, 600_000);
+  }
+
+  const everyProcessAlive = () => {
+    for (const p of [...live.ingress, ...live.workers]) expect(p.exitCode(), `${p.kind} ${p.name}`).toBeUndefined();
+  };
+  const allReady = async () => {
+    for (const p of [...live.ingress, ...live.workers]) {
+      await waitFor(async () => (await fetch(`${p.url}/readyz`).catch(() => undefined))?.status === 200, 30_000, `${p.kind} ready again`);
+    }
+  };
+  /** Turns after an outage: staggered, with a tool round trip among them, every check of round 1. */
+  const turnsAfterOutage = async () => {
+    const progress = { frames: 0 };
+    const plansAfter = Array.from({ length: AFTER_TURNS }, (_, i) => plan({ tool: i === 0, chunks: 10 }));
+    await checkTurns(await Promise.all(plansAfter.map((p) => turn(p, progress))));
+  };
+
+  it(`${TURNS} overlapping turns (text and tool round trips) survive ${KILLS} random kill -9 of workers and ingress replicas`, async () => {
+    const progress = { frames: 0 };
+    let ended = 0;
+    const liveTurns = new Set<string>();
+    const plansNow = Array.from({ length: TURNS }, () => plan());
+    const respawns: Promise<void>[] = [];
+    const chaos = (async () => {
+      while (counts.kills < KILLS && ended < TURNS) {
+        // Kill only while turns stream: after some frames since the last kill.
+        const from = progress.frames;
+        while (progress.frames < from + 2 * TURNS && ended < TURNS) await sleep(50);
+        // One of each kind stays alive while a victim's replacement starts: wait for a kind with two.
+        const preferred: "workers" | "ingress" = counts.kills % 2 === 0 ? "workers" : "ingress";
+        const other = preferred === "workers" ? "ingress" : "workers";
+        const kind = live[preferred].length >= 2 ? preferred : live[other].length >= 2 ? other : undefined;
+        if (kind === undefined) {
+          await sleep(100);
+          continue;
+        }
+        if (ended >= TURNS) break;
+        const pool = live[kind];
+        let at = Math.floor(Math.random() * pool.length);
+        if (kind === "workers") {
+          // The worker running a live turn, when there is one.
+          const liveOne = [...liveTurns][Math.floor(Math.random() * liveTurns.size)];
+          const owner = liveOne ? await jobOwner(c.redis, c.queuePrefix, { tenantId: "default", requestId: liveOne }, 1).catch(() => undefined) : undefined;
+          const j = pool.findIndex((w) => w.name === owner);
+          if (j >= 0) at = j;
+        }
+        const victim = pool.splice(at, 1)[0]!;
+        victim.signal("SIGKILL");
+        await victim.exited;
+        counts.kills++;
+        const respawnKind: ServiceKind = kind === "workers" ? "worker" : "ingress";
+        // Restarted in the background, so a kill of the other kind does not wait for it.
+        respawns.push(c.spawn(respawnKind).then((p) => void pool.push(p)));
+      }
+    })();
+    const turns = await Promise.all(
+      plansNow.map(async (p, i) => {
+        await sleep(i * 150);
+        liveTurns.add(p.requestId);
+        try {
+          return await turn(p, progress);
+        } finally {
+          liveTurns.delete(p.requestId);
+          ended++;
+        }
+      }),
+    );
+    await chaos;
+    await Promise.all(respawns);
+    await checkTurns(turns);
+    expect(counts.kills).toBe(KILLS);
+  }, 900_000);
+
+  it("Redis killed and restarted mid-stream: the turns in flight end unavailable, no process exits, new turns pass every check", async () => {
+    const progress = { frames: 0 };
+    const inFlight = Array.from({ length: OUTAGE_TURNS }, () => plan({ tool: false, chunks: 200, chunkDelayMs: 30 }));
+    const turns = inFlight.map((p) => turn(p, progress));
+    await waitFor(() => progress.frames >= 3 * OUTAGE_TURNS, 30_000, "turns streaming");
+    await killRedisServer(redis);
+    const ends = await Promise.all(turns);
+    for (const t of ends) {
+      expect(t.end, t.requestId).toMatchObject({ ok: false, code: "unavailable" });
+      expect(t.end.ok ? "" : t.end.message, t.requestId).toMatch(/message bus is unavailable/);
+    }
+    counts.outageTurnsUnavailable += ends.length;
+    redis = await startRedisServer(redisPort);
+    counts.redisRestarts++;
+    await allReady();
+    everyProcessAlive();
+    await turnsAfterOutage();
+    everyProcessAlive();
+  }, 300_000);
+
+  it("Postgres restarted mid-stream: the turns in flight and a turn during the outage end unavailable, no process exits, new turns pass every check", async () => {
+    const progress = { frames: 0 };
+    const inFlight = Array.from({ length: OUTAGE_TURNS }, () => plan({ tool: false, chunks: 60, chunkDelayMs: 30 }));
+    const turns = inFlight.map((p) => turn(p, progress));
+    await waitFor(() => progress.frames >= 3 * OUTAGE_TURNS, 30_000, "turns streaming");
+    await pgServer.stop();
+    const ends = await Promise.all(turns);
+    // A turn started while the database is down is refused at once (the API key cannot be checked).
+    const t0 = Date.now();
+    const during = await turn(plan({ tool: false }), progress);
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    // A turn that stores history ends unavailable; a privacy-mode turn stores none and may finish.
+    for (const t of [...ends, during]) {
+      if (t.end.ok && t.plan.ghost && t !== during) continue;
+      expect(t.end, t.requestId).toMatchObject({ ok: false, code: "unavailable" });
+      expect(t.end.ok ? "" : t.end.message, t.requestId).toMatch(/database (is|was) unavailable/);
+      counts.outageTurnsUnavailable++;
+    }
+    await pgServer.start();
+    counts.postgresRestarts++;
+    await allReady();
+    everyProcessAlive();
+    await turnsAfterOutage();
+    everyProcessAlive();
+    console.log(
+      `CHAOS turns_checked=${counts.turns} ghost_turns=${counts.ghostTurns} tool_turns=${counts.toolTurns} kills=${counts.kills} reconnects=${counts.reconnects} ` +
+        `frames_checked=${counts.framesChecked} provider_requests=${counts.providerRequests} ledger_rows=${counts.ledgerRows} ` +
+        `redis_restarts=${counts.redisRestarts} postgres_restarts=${counts.postgresRestarts} outage_turns_unavailable=${counts.outageTurnsUnavailable}`,
+    );
+  }, 300_000);
 });

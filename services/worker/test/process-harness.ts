@@ -84,6 +84,8 @@ export interface TestClusterOptions {
   redisUrl?: string;
   /** Postgres of the store (default the shared one). */
   databaseUrl?: string;
+  /** Start-up bound of each service (default SERVICE_START_MS); raise it for clusters that start many at once. */
+  startMs?: number;
   /** Tenants besides `default`, each with one API key (`TestCluster.tenantTokens`). */
   tenants?: { tenantId: string; retention: RetentionPolicy; limits?: TenantLimits }[];
 }
@@ -165,7 +167,7 @@ export async function startTestCluster(opts: TestClusterOptions = {}): Promise<T
   redis.on("error", () => undefined);
   const procs: ServiceProcess[] = [];
   const spawnOne = async (kind: ServiceKind, extra: Record<string, string> = {}) => {
-    const p = await spawnService(kind, { ...env, ...extra });
+    const p = await spawnService(kind, { ...env, ...extra }, opts.startMs);
     procs.push(p);
     return p;
   };

@@ -1,8 +1,9 @@
 /**
  * LedgerRepository over drizzle. Rollups are maintained by the insert itself: in one
- * transaction the ledger row is inserted with ON CONFLICT DO NOTHING, and only if a row
- * came back is the (tenant, day, user, model) rollup incremented. A repeated record() (a
- * takeover re-recording an attempt) therefore changes neither table.
+ * transaction the ledger row is inserted (ON CONFLICT: a no-op, but for a takeover's
+ * `interrupted` over an `ok`, see record()), and only if a new row was inserted is the
+ * (tenant, day, user, model) rollup incremented. A repeated record() (a takeover
+ * re-recording an attempt) therefore never changes the rollup.
  */
 import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
@@ -47,10 +48,19 @@ export function createLedgerRepository(db: Db): LedgerRepository {
             outcome: e.outcome,
             ...(at === undefined ? {} : { createdAt: at }),
           })
-          .onConflictDoNothing()
-          .returning({ createdAt: usageLedger.createdAt });
+          // A takeover marks the cut attempt `interrupted`; when the dead owner had already
+          // recorded it `ok` (the attempt ended just before the owner died, and the pass is run
+          // again), its output was superseded: the row becomes `interrupted`, usage unchanged,
+          // so a model call has exactly one `ok`. Any other repeat is a no-op.
+          .onConflictDoUpdate({
+            target: [usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt],
+            set: { outcome: "interrupted" },
+            setWhere: sql`${usageLedger.outcome} = 'ok' and excluded.outcome = 'interrupted'`,
+          })
+          .returning({ createdAt: usageLedger.createdAt, inserted: sql<boolean>`(xmax = 0)` });
         const row = inserted[0];
-        if (row === undefined) return { inserted: false };
+        // Updated (xmax ≠ 0) or untouched: the rollup already counts this attempt.
+        if (row === undefined || !row.inserted) return { inserted: false };
         const add = (col: AnyPgColumn, n: number) => sql`${col} + ${n}`;
         const sums = {
           attempts: 1,
