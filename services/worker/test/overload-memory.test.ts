@@ -54,6 +54,7 @@ describe("overload: memory of a real ingress stays bounded", () => {
     c = await startTestCluster({
       ingress: 1,
       workers: 1,
+      startMs: 2 * SERVICE_START_MS,
       env: {
         // Idle streams wait for their request (no not-found end, no heartbeats during the test).
         GATEWAY_NOT_FOUND_WAIT_MS: "600000",
@@ -64,7 +65,7 @@ describe("overload: memory of a real ingress stays bounded", () => {
         GATEWAY_STALLED_INTERVAL_MS: "5000",
       },
     });
-  }, 2 * SERVICE_START_MS);
+  }, 3 * SERVICE_START_MS);
   afterAll(async () => {
     await c?.close();
   });
