@@ -42,7 +42,7 @@ await bus.endOutput(ref, generation, epoch, { ok: true });
 
 const edge = createEdgeHandler({
   bus,
-  dispatcher: { dispatch: async () => {} },
+  dispatcher: { dispatch: async () => {}, admit: async () => undefined },
   auth: createOpenAuthenticator(TENANT),
   timers: { heartbeatMs: 60_000, notFoundWaitMs: 1_000, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
   limits: { maxPayloadBytes: 1 << 20 },

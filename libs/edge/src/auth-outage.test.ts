@@ -26,7 +26,7 @@ beforeAll(async () => {
   secret = (await store.apiKeys.create({ tenantId: "acme", name: "k" })).secret;
   const edge = createEdgeHandler({
     bus: createMemoryBus({ seqnoWindow: 16, maxOutputFrames: 100, maxInputEntries: 10, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 }),
-    dispatcher: { dispatch: async () => {} },
+    dispatcher: { dispatch: async () => {}, admit: async () => undefined },
     auth: createApiKeyAuthenticator({ keys: store.apiKeys }),
     timers: { heartbeatMs: 60_000, notFoundWaitMs: 200, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
     limits: { maxPayloadBytes: 65_536 },

@@ -351,7 +351,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         console.log(JSON.stringify(t.end));
       }
       expect(t.end, t.requestId).toMatchObject({ ok: false, code: "unavailable" });
-      expect(t.end.ok ? "" : t.end.message, t.requestId).toMatch(/database (is|was) unavailable/);
+      expect(t.end.ok ? "" : t.end.message, t.requestId).toMatch(/(database|key store) (is|was) unavailable/);
       counts.outageTurnsUnavailable++;
     }
     await pgServer.start();
