@@ -129,10 +129,9 @@ describe("run worker (in process)", () => {
     try {
       const ref = { tenantId: "t", requestId: `gone-${randomUUID()}` };
       await dispatcher.dispatch(ref, 1, {});
-      const job = await waitFor(async () => {
-        const j = await dispatcher.queue.getJob(runJobId(ref, 1));
-        return j && (await j.getState()) === "failed" ? j : undefined;
-      }, 10_000, "the job failed");
+      // The job is read once it failed: a copy read before could miss the failure's own writes.
+      await waitFor(async () => (await dispatcher.queue.getJobState(runJobId(ref, 1))) === "failed", 10_000, "the job failed");
+      const job = (await dispatcher.queue.getJob(runJobId(ref, 1)))!;
       expect(job.attemptsMade).toBe(1); // of 2 allowed: not retried
       expect(job.failedReason).toMatch(/generation 1 of request does not exist/);
       expect(calls).toBe(1);
