@@ -6,7 +6,8 @@ import { codeToHttpStatus, errorToJsonBytes, parseContentType } from "@connectrp
 import { encodeEnvelope } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import { authenticateCaller, PRINCIPAL, type Authenticator } from "./auth.js";
-import { endStreamFor, invalidArgument, notFound, resourceExhausted } from "./errors.js";
+import { endStreamFor } from "@byok/protocol";
+import { invalidArgument, notFound, resourceExhausted } from "./errors.js";
 import { checkedEnvelopes, clip, COMPRESSIONS, decodeMessage, requestCompression } from "./request-messages.js";
 
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse) => void;

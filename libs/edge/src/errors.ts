@@ -3,8 +3,6 @@
 import { ConnectError } from "@connectrpc/connect";
 import { connectErrorFor } from "@byok/protocol";
 
-export { endStreamFor, storedEndStream } from "@byok/protocol";
-
 export const invalidArgument = (message: string) => connectErrorFor({ kind: "bad_request", message });
 export const resourceExhausted = (message: string) => connectErrorFor({ kind: "limit_exceeded", message });
 /** A momentary limit (load, not the request's own size): retry shortly or on another replica. */

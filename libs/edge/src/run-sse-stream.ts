@@ -4,7 +4,8 @@ import { compressionGzip } from "@connectrpc/connect-node";
 import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
-import { endStreamFor, streamError } from "./errors.js";
+import { endStreamFor } from "@byok/protocol";
+import { streamError } from "./errors.js";
 import type { OutputReader } from "./run-sse.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */

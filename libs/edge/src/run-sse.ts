@@ -1,12 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
-import { HEARTBEAT_FRAME } from "@byok/protocol";
+import { HEARTBEAT_FRAME, storedEndStream } from "@byok/protocol";
 import { encodeEndStream } from "@byok/wire";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
 import { loggableHeaders, readClientHeaders } from "./client-headers.js";
-import { invalidArgument, notFound, storedEndStream, unavailable } from "./errors.js";
+import { invalidArgument, notFound, unavailable } from "./errors.js";
 import { Wakeup } from "./wakeup.js";
 
 export interface RunSseDeps {
