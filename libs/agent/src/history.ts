@@ -11,8 +11,9 @@ export interface ClientTurns {
 /**
  * The stored history of the turns the client's conversation still has (docs/architecture.md
  * "History"): entries of requests its conversation_state lists, and the current run's own.
- * A restored checkpoint or an edited message leaves the discarded turns out; `undefined` (a
- * run_request whose state lists no turns) keeps the stored conversation as it is.
+ * A restored checkpoint or an edited message leaves the discarded turns out, a state with zero
+ * turns all of them; `undefined` (a run_request with no conversation_state and no stored
+ * checkpoint to continue from) keeps the stored conversation as it is.
  */
 export function historyOfClientTurns(entries: readonly HistoryEntry[], turns: ClientTurns | undefined): HistoryEntry[] {
   if (!turns) return [...entries];

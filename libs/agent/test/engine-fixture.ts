@@ -9,7 +9,7 @@ import { retryPolicy, type ProviderTarget } from "@byok/protocol";
 import { createProviderAdapter } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import { deleteKeysMatching, startSimulator, type Simulator } from "@byok/testing";
+import { deleteKeysMatching, startSimulator, type Simulator, type SimulatorOptions } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
 import { createRunEngine, type RunEngine, type RunEngineDeps } from "../src/index.js";
 
@@ -21,18 +21,21 @@ export interface EngineWorld {
   close(): Promise<void>;
 }
 
-/** The enclosing file's (or block's) engine world: started before its tests, closed after them. */
-export function suiteWorld(): EngineWorld {
+/**
+ * The enclosing file's (or block's) engine world: started before its tests, closed after them.
+ * `sim`: the simulator's options (e.g. a small context window for a model, so it refuses as the vendors do).
+ */
+export function suiteWorld(sim: SimulatorOptions = {}): EngineWorld {
   const world = {} as EngineWorld;
   beforeAll(async () => {
-    Object.assign(world, await startEngineWorld());
+    Object.assign(world, await startEngineWorld(sim));
   });
   afterAll(async () => world.close());
   return world;
 }
 
-export async function startEngineWorld(): Promise<EngineWorld> {
-  const sim = await startSimulator();
+export async function startEngineWorld(simOptions: SimulatorOptions = {}): Promise<EngineWorld> {
+  const sim = await startSimulator(simOptions);
   const bus = createMemoryBus(BUS_OPTIONS);
   const store = await createStore({ driver: "pglite" });
   return {

@@ -80,14 +80,18 @@ export function continueFromStored(s: RunState, stored: { state: ConversationSta
   return beginRun({ ...waiting, run: { ...s.run!, conversationState: stored.state }, storedBase: stored.state }, stored.blobs);
 }
 
-/** The run_request after a prewarm: what it leaves out comes from the prewarm. */
+/**
+ * The run_request after a prewarm: what it leaves out comes from the prewarm. A
+ * conversation_state the run_request carries wins even with zero turns (the user restored the
+ * chat to its very beginning after the prewarm; docs/architecture.md "History").
+ */
 export function withPrewarm(req: AgentRunRequest, p: PrewarmRequest): AgentRunRequest {
   const r = clone(AgentRunRequestSchema, req);
   if (!r.requestedModel?.modelId && !r.modelDetails?.modelId) {
     if (p.requestedModel) r.requestedModel = p.requestedModel;
     if (p.modelDetails) r.modelDetails = p.modelDetails;
   }
-  if (!r.conversationState?.turns.length && p.conversationState) r.conversationState = p.conversationState;
+  if (!r.conversationState && p.conversationState) r.conversationState = p.conversationState;
   if (!r.conversationId && p.conversationId) r.conversationId = p.conversationId;
   if (!r.mcpTools?.mcpTools.length && p.mcpTools) r.mcpTools = p.mcpTools;
   if (r.customSystemPrompt === undefined && p.customSystemPrompt !== undefined) r.customSystemPrompt = p.customSystemPrompt;

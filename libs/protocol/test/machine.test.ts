@@ -288,3 +288,44 @@ describe("phase transitions", () => {
     expect(isInTurn(initialRunState("r", 1))).toBe(false);
   });
 });
+
+describe("a run_request after a prewarm", () => {
+  /** A prewarm whose state lists one earlier turn (a blob id). */
+  const prewarmEvent: RunEvent = {
+    type: "client",
+    event: classifyClientMessage(
+      create(AgentClientMessageSchema, {
+        message: { case: "prewarmRequest", value: { conversationId: "conv-1", requestedModel: { modelId: "gpt-test" }, conversationState: { turns: [new Uint8Array(32).fill(7)] } } },
+      }),
+    ),
+  };
+  function runRequest(state: "none" | "zero turns"): RunEvent {
+    const msg = create(AgentClientMessageSchema, {
+      message: {
+        case: "runRequest",
+        value: {
+          conversationId: "conv-1",
+          ...(state === "zero turns" ? { conversationState: {} } : {}),
+          action: { action: { case: "userMessageAction", value: { userMessage: { text: "again", messageId: "m2", mode: AgentMode.AGENT } } } },
+        },
+      },
+    });
+    const decoded = decodeClientMessage(toBinary(AgentClientMessageSchema, msg));
+    if (!decoded.ok) throw new Error(decoded.reason);
+    return { type: "client", event: classifyClientMessage(decoded.message) };
+  }
+
+  it("without a conversation_state takes the prewarm's (its turns are imported or looked up)", () => {
+    const { state, effects } = run([prewarmEvent, runRequest("none")]);
+    expect(state.run?.conversationState?.turns).toHaveLength(1);
+    expect(effects.some((e) => e.type === "check_history")).toBe(true);
+  });
+
+  it("with a state of zero turns keeps it: the user restored the chat to its beginning after the prewarm", () => {
+    const { state, effects } = run([prewarmEvent, runRequest("zero turns")]);
+    expect(state.run?.conversationState?.turns).toHaveLength(0);
+    expect(state.run?.modelId).toBe("gpt-test"); // what the run_request left out still comes from the prewarm
+    expect(effects.some((e) => e.type === "check_history")).toBe(false);
+    expect(isCallingModel(state)).toBe(true);
+  });
+});
