@@ -6,10 +6,10 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SpanKind } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
+import { ATTR, createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
 import {
   createCursorClient, createWorkspaceExecutor, exchangeApiKey, makeWorkspace, metricDelta, runOverHttp2, runRequestMessage, scrapeMetrics, waitFor,
   type CursorClient, type WorkspaceExecutor,
@@ -241,6 +241,63 @@ describe("observability through the embedded gateway", () => {
     expect(d("byok_run_sse_open")).toBe(0);
     // Bounded labels: no request id anywhere in the exposition.
     expect(JSON.stringify(after)).not.toContain(requestId);
+  });
+
+  it("provider-call spans: cache writes and reads on an Anthropic call; error.type and ERROR status on a retried and on a failed call", async () => {
+    const t = await tenant("claude-shop");
+    expect(await admin("PUT", "/v1/tenants/claude-shop/routes/claude-obs", { targets: [{ provider: "anthropic", model: "claude-obs", baseUrl: h.sim.url, credentialsRef: "sim" }] })).toBe(200);
+    const callsOf = async (requestId: string) => childrenOf(await runSpanOf(requestId)).filter((s) => s.kind === SpanKind.CLIENT);
+
+    // Anthropic reports cache writes and reads beside the uncached input: all three reach the span.
+    h.sim.enqueue({ text: "cached answer", usage: { inputTokens: 30, outputTokens: 4, cacheReadTokens: 8, cacheWriteTokens: 12 } });
+    const cached = rid("cache");
+    expect((await t.client().runTurn({ requestId: cached, message: runRequestMessage({ text: "cache me", conversationId: `c-${cached}`, modelId: "claude-obs" }) })).end).toEqual({ ok: true });
+    const [call] = await callsOf(cached);
+    expect(call!.name).toBe("chat claude-obs");
+    expect(call!.attributes).toMatchObject({
+      [GENAI.providerName]: "anthropic",
+      [GENAI.requestModel]: "claude-obs",
+      [GENAI.conversationId]: `c-${cached}`,
+      [GENAI.inputTokens]: 50,
+      [GENAI.outputTokens]: 4,
+      [GENAI.cacheReadInputTokens]: 8,
+      [GENAI.cacheCreationInputTokens]: 12,
+      [GENAI.responseFinishReasons]: ["stop"],
+      "byok.provider": "anthropic",
+      "byok.attempt": 1,
+    });
+    expect(call!.status.code).toBe(SpanStatusCode.OK);
+    expect(call!.attributes[ATTR.errorType]).toBeUndefined();
+
+    // A server error retried: the failed attempt's span says why, the retry's span succeeded.
+    h.sim.enqueue({ httpError: { status: 529 } }, { text: "after the retry", usage: { inputTokens: 3, outputTokens: 3 } });
+    const retried = rid("retried");
+    expect((await t.client().runTurn({ requestId: retried, message: runRequestMessage({ text: "retry me", conversationId: `c-${retried}`, modelId: "claude-obs" }) })).end).toEqual({ ok: true });
+    const [failedAttempt, answered] = await callsOf(retried);
+    expect(failedAttempt!.attributes).toMatchObject({ [ATTR.errorType]: "overloaded", "byok.attempt": 1 });
+    expect(failedAttempt!.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "overloaded" });
+    expect(failedAttempt!.attributes[GENAI.responseModel]).toBeUndefined();
+    expect(answered!.attributes).toMatchObject({ "byok.attempt": 2, [GENAI.outputTokens]: 3 });
+    expect(answered!.status.code).toBe(SpanStatusCode.OK);
+
+    // A refused credential is not retried: the run fails, and its one call's span carries error.type.
+    const before = await scrapeMetrics(h.gw.url);
+    h.sim.enqueue({ httpError: { status: 401 } });
+    const failed = rid("failed");
+    const r = await t.client().runTurn({ requestId: failed, message: runRequestMessage({ text: "fail me", conversationId: `c-${failed}`, modelId: "claude-obs" }) });
+    expect(r.end).toMatchObject({ ok: false });
+    const calls = await callsOf(failed);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.attributes).toMatchObject({ [ATTR.errorType]: "auth", [GENAI.providerName]: "anthropic", [GENAI.requestModel]: "claude-obs" });
+    expect(calls[0]!.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "auth" });
+    // No usage was reported: no token attributes, not even zeros.
+    expect(calls[0]!.attributes[GENAI.inputTokens]).toBeUndefined();
+    const d = metricDelta(before, await scrapeMetrics(h.gw.url));
+    const labels = { gen_ai_provider_name: "anthropic", gen_ai_request_model: "claude-obs", tenant: "claude-shop" };
+    expect(d("gen_ai_client_operation_duration_seconds_count", { ...labels, error_type: "auth" })).toBe(1);
+    expect(d("gen_ai_client_token_usage_count", labels)).toBe(0);
+    expect(d("byok_runs_ended_total", { tenant: "claude-shop", code: "ok" })).toBe(0);
+    expect(d("byok_runs_ended_total", { tenant: "claude-shop" })).toBe(1);
   });
 
   it("budget and rate refusals are counted by reason", async () => {

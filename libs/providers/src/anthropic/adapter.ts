@@ -4,7 +4,7 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages";
 import type { ModelCallRequest, ProviderAdapter, ProviderEvent, ProviderTarget, TokenCountRequest } from "@byok/protocol";
 import { ItemIds } from "../shared/ids.js";
-import { parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
+import { ANTHROPIC_SDK_TRACING_OFF, parseAdapterOptions, sdkTransportOptions, type AdapterOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { cancelledError, configurationError, pumpVendorStream, truncatedStreamError, type FailureContext } from "../shared/transport.js";
 import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { AnthropicStreamDecoder } from "./decoder.js";
@@ -91,6 +91,7 @@ function anthropicClient(target: ProviderTarget, opts: AdapterOptions, deps: Pro
     apiKey: target.apiKey ?? "no-key",
     baseURL: target.baseUrl ?? "https://api.anthropic.com",
     ...sdkTransportOptions(opts, deps, target),
+    ...ANTHROPIC_SDK_TRACING_OFF,
   });
 }
 

@@ -1,6 +1,6 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import { ProviderError, type ModelCallRequest, type ProviderAdapter, type ProviderEvent } from "@byok/protocol";
-import { parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
+import { ANTHROPIC_SDK_TRACING_OFF, parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
 import { configurationError } from "../shared/transport.js";
 import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js";
 
@@ -40,6 +40,7 @@ export function createBedrockAdapter(deps: ProviderAdapterDeps = {}): ProviderAd
           providerChainResolver: () => Promise.reject(new Error("ambient AWS credentials are disabled")),
           baseURL: req.target.baseUrl ?? `https://bedrock-runtime.${b.region}.amazonaws.com`,
           ...sdkTransportOptions(opts, deps, req.target),
+          ...ANTHROPIC_SDK_TRACING_OFF,
         });
       } catch (err) {
         throw configurationError(provider, err, secrets);

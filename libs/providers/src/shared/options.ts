@@ -98,3 +98,13 @@ export function sdkTransportOptions(opts: AdapterOptions, deps: ProviderAdapterD
     ...(fetch ? { fetch } : {}),
   };
 }
+
+/**
+ * The Anthropic SDKs (Anthropic, Bedrock) trace their own API calls once a tracer provider is
+ * registered: a second CLIENT span beside the engine's `chat {model}` span, a `traceparent`
+ * sent to the vendor, and, with ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE=content in the
+ * environment, prompts and completions in spans whatever the tenant's privacy mode. The engine's
+ * span is the one provider-call span (docs/observability.md), so the SDK's tracing is off, and an
+ * explicit option means the SDK reads none of its ANTHROPIC_OPEN_TELEMETRY_* variables.
+ */
+export const ANTHROPIC_SDK_TRACING_OFF = { openTelemetry: false } as const;
