@@ -7,7 +7,7 @@ import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufb
 import { Code, ConnectError } from "@connectrpc/connect";
 import { decodeJwt } from "jose";
 import { createTokenService } from "@byok/control-plane";
-import { controlPlaneClients, createCursorClient, exchangeApiKey, listModels, runRequestMessage, signInLikeCursor } from "@byok/testing";
+import { controlPlaneClients, createCursorClient, exchangeApiKey, listModels, metricDelta, runRequestMessage, scrapeMetrics, signInLikeCursor } from "@byok/testing";
 import { aiserver, ErrorDetailsSchema, ErrorDetails_Error } from "@byok/wire";
 import { adminCall, startHarness, type Harness } from "./harness.js";
 
@@ -76,6 +76,7 @@ describe("control plane through the embedded gateway", () => {
   afterAll(async () => h?.close());
 
   it("runs Cursor's observed call sequence for two tenants: exchange, models, the Connect calls, then RunSSE + BidiAppend with the session token", async () => {
+    const before = await scrapeMetrics(h.gw.url);
     for (const [id, t] of [["acme", acme], ["globex", globex]] as const) {
       const pre = await signInLikeCursor(h.gw.url, t.secret);
       // The client reads `sub` and `exp` of the access token.
@@ -112,10 +113,12 @@ describe("control plane through the embedded gateway", () => {
       checked(aiserver.TrackEventsResponseSchema, await pre.clients.analytics.trackEvents({ events: [{ eventName: "agent.turn", timestamp: 1n }] }));
       checked(aiserver.GetTeamReposResponseSchema, await pre.clients.dashboard.getTeamReposOrEmptyIfNotInTeam({}));
     }
-    const metrics = await (await fetch(`${h.gw.url}/metrics`)).text();
-    expect(metrics).toMatch(/byok_control_plane_calls_total\{procedure="DashboardService\/GetUserPrivacyMode",code="ok"\} 2/);
-    expect(metrics).toMatch(/byok_analytics_events_total \d+/);
-    expect(metrics).toMatch(/byok_session_tokens_total\{grant="api_key",outcome="issued"\} \d+/);
+    // Each tenant signed in once, asked for its privacy mode once and sent one analytics event.
+    const d = metricDelta(before, await scrapeMetrics(h.gw.url));
+    expect(d("byok_control_plane_calls_total", { procedure: "DashboardService/GetUserPrivacyMode", code: "ok" })).toBe(2);
+    expect(d("byok_analytics_events_total")).toBe(2);
+    expect(d("byok_session_tokens_total", { grant: "api_key", outcome: "issued" })).toBe(2);
+    expect(d("byok_session_tokens_total", { outcome: "refused" })).toBe(0);
   });
 
   it("answers the IDE's calls from the tenant's catalogue and policy, never with a key or base URL", async () => {
@@ -260,11 +263,15 @@ describe("control plane through the embedded gateway", () => {
   it(`stops a revoked key's tokens within GATEWAY_TOKEN_KEY_RECHECK_MS (${RECHECK_MS} ms here), and its refresh at once`, async () => {
     const key = await admin<{ key: { keyId: string }; secret: string }>("POST", "/v1/tenants/acme/keys", { name: "to-revoke" });
     secrets.push(key.body.secret);
+    const before = await scrapeMetrics(h.gw.url);
     const s = await exchangeApiKey(h.gw.url, key.body.secret);
     expect((await listModels(h.gw.url, s.accessToken)).status).toBe(200);
     expect((await admin("POST", `/v1/tenants/acme/keys/${key.body.key.keyId}/revoke`)).status).toBe(200);
     // The refresh re-reads the key: refused at once.
     expect((await exchangeApiKey(h.gw.url, s.refreshToken)).status).toBe(401);
+    const d = metricDelta(before, await scrapeMetrics(h.gw.url));
+    expect(d("byok_session_tokens_total", { grant: "api_key", outcome: "issued" })).toBe(1);
+    expect(d("byok_session_tokens_total", { grant: "refresh", outcome: "refused" })).toBe(1);
     // The access token: refused once the cached status is older than the recheck interval.
     await new Promise((r) => setTimeout(r, RECHECK_MS + 50));
     await expectRefusedEverywhere(s.accessToken, ErrorDetails_Error.BAD_API_KEY);

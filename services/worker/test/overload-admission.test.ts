@@ -2,12 +2,13 @@
 // GATEWAY_MAX_WAITING_RUNS=1. With one run streaming and one waiting for the worker, a third run
 // is refused at once — BidiAppend HTTP 429 `resource_exhausted` with a retryable ErrorDetails and
 // `retry-after`, and its RunSSE reader ends with the same status — never queued and never a
-// hang; once the worker is free again a new run is admitted and completes.
+// hang (counted as byok_bidi_appends_total{outcome="overloaded"}); once the worker is free again
+// a new run is admitted and completes.
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
-import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, runRequestMessage } from "@byok/testing";
+import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, metricDelta, runRequestMessage, scrapeMetrics } from "@byok/testing";
 import { ErrorDetailsSchema } from "@byok/wire";
 import { SERVICE_START_MS, startTestCluster, TEST_MODEL, waitFor, type TestCluster } from "./process-harness.js";
 
@@ -38,6 +39,7 @@ describe("overload: runs past the worker concurrency (real processes)", () => {
     // Run C: its reader is already open when the append is refused.
     const requestId = `refused-${randomUUID()}`;
     const reader = await client.runSse(requestId);
+    const before = await scrapeMetrics(c.ingress[0]!.url);
     const { body, headers } = encodeAppendBody(requestId, 1, turnMessage("c"));
     const t0 = Date.now();
     const res = await fetch(c.ingress[0]!.url + BIDI_APPEND_PATH, {
@@ -54,6 +56,7 @@ describe("overload: runs past the worker concurrency (real processes)", () => {
     const detail = refusal.details?.find((d) => d.type === "aiserver.v1.ErrorDetails");
     expect(detail).toBeDefined();
     expect(fromBinary(ErrorDetailsSchema, Buffer.from(detail!.value, "base64")).details?.isRetryable).toBe(true);
+    expect(metricDelta(before, await scrapeMetrics(c.ingress[0]!.url))("byok_bidi_appends_total", { outcome: "overloaded" })).toBe(1);
     const read = await collectItems(reader.frames);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(read.end).toMatchObject({ ok: false, code: "resource_exhausted" });

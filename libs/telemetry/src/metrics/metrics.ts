@@ -1,8 +1,11 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { boundedLabel } from "./bounded-label.js";
 
-/** Outcome label of a BidiAppend: the bus outcome, or `unavailable` when the bus could not record it. */
-export type AppendOutcome = "accepted" | "duplicate" | "buffered" | "beyond_window" | "input_full" | "unavailable";
+/**
+ * Outcome label of a BidiAppend: the bus outcome, `unavailable` when the bus could not record it,
+ * or `overloaded` for a new run refused past GATEWAY_MAX_WAITING_RUNS.
+ */
+export type AppendOutcome = "accepted" | "duplicate" | "buffered" | "beyond_window" | "input_full" | "unavailable" | "overloaded";
 /** Token kinds metered per provider, normalized as in the ledger (input excludes cache reads and writes). */
 export type TokenKind = "input" | "output" | "cache_read" | "cache_write" | "reasoning";
 /** Why a run or an attempt was refused before reaching a provider. */
@@ -34,7 +37,7 @@ type GenAiLabels = "gen_ai_operation_name" | "gen_ai_provider_name" | "gen_ai_re
 export interface GatewayMetrics {
   readonly registry: Registry;
   // ---- edge (ingress / embedded gateway) ----
-  /** BidiAppend calls by outcome. */
+  /** BidiAppend calls by outcome ({@link AppendOutcome}). */
   readonly bidiAppends: Counter<"outcome">;
   /** Open RunSSE connections. */
   readonly runSseOpen: Gauge;
