@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { Redis } from "ioredis";
+import pg from "pg";
 import { afterAll, beforeAll } from "vitest";
 import { createMemoryBus, createRedisBus, type Bus, type BusOptions, type RequestRef } from "@byok/bus";
 import { retryPolicy, type ProviderTarget } from "@byok/protocol";
@@ -13,7 +14,7 @@ import { deleteKeysMatching, startSimulator, type Simulator, type SimulatorOptio
 import { AgentClientMessageSchema, AgentServerMessageSchema, type AgentServerMessage } from "@byok/wire";
 import { createRunEngine, type RunEngine, type RunEngineDeps } from "../src/index.js";
 
-/** What an in-process engine test runs against: a simulator, a memory bus and an in-memory PGlite store. */
+/** What an in-process engine test runs against: a simulator, a memory bus and a store. */
 export interface EngineWorld {
   sim: Simulator;
   bus: Bus;
@@ -21,23 +22,33 @@ export interface EngineWorld {
   close(): Promise<void>;
 }
 
-/**
- * The enclosing file's (or block's) engine world: started before its tests, closed after them.
- * `sim`: the simulator's options (e.g. a small context window for a model, so it refuses as the vendors do).
- */
-export function suiteWorld(sim: SimulatorOptions = {}): EngineWorld {
+export interface EngineWorldOptions {
+  /** The simulator's options (e.g. a small context window for a model, so it refuses as the vendors do). */
+  sim?: SimulatorOptions;
+  /**
+   * The store: in-memory PGlite (default), or the test Postgres (DATABASE_URL, default the local
+   * one) under a fresh schema, dropped when the world closes.
+   */
+  store?: "pglite" | "postgres";
+}
+
+/** The enclosing file's (or block's) engine world: started before its tests, closed after them. */
+export function suiteWorld(opts: EngineWorldOptions = {}): EngineWorld {
   const world = {} as EngineWorld;
   beforeAll(async () => {
-    Object.assign(world, await startEngineWorld(sim));
+    Object.assign(world, await startEngineWorld(opts));
   });
   afterAll(async () => world.close());
   return world;
 }
 
-export async function startEngineWorld(simOptions: SimulatorOptions = {}): Promise<EngineWorld> {
-  const sim = await startSimulator(simOptions);
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export async function startEngineWorld(opts: EngineWorldOptions = {}): Promise<EngineWorld> {
+  const sim = await startSimulator(opts.sim);
   const bus = createMemoryBus(BUS_OPTIONS);
-  const store = await createStore({ driver: "pglite" });
+  const schema = `agent_test_${randomUUID().replace(/-/g, "").slice(0, 12)}`;
+  const store = opts.store === "postgres" ? await createStore({ driver: "postgres", url: DATABASE_URL, schema }) : await createStore({ driver: "pglite" });
   return {
     sim,
     bus,
@@ -46,8 +57,19 @@ export async function startEngineWorld(simOptions: SimulatorOptions = {}): Promi
       await bus.close();
       await store.close();
       await sim.close();
+      if (opts.store === "postgres") await dropSchema(schema);
     },
   };
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
 }
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -1,5 +1,5 @@
-// A takeover continues from what the first owner built its prompt from, on the memory bus and
-// on the Redis bus: the stored checkpoint a client without local state continues from (even
+// A takeover continues from what the first owner built its prompt from, in embedded mode's
+// set-up (memory bus, PGlite) and in distributed mode's (Redis bus, PostgreSQL): the stored checkpoint a client without local state continues from (even
 // when a newer checkpoint of the conversation was stored in between), and a compaction in
 // progress (the summary pass re-runs over the same history, not as an ordinary pass).
 import { randomUUID } from "node:crypto";
@@ -12,20 +12,23 @@ import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import { ackKv, describeFrame, simTarget, TEST_TIMERS, suiteBus, suiteWorld, testEngine, waitFor } from "./engine-fixture.js";
+import { ackKv, describeFrame, simTarget, TEST_TIMERS, suiteBus, suiteWorld, testEngine, waitFor, type EngineWorld } from "./engine-fixture.js";
 /** Small enough that turn two (turn one's long question, tools, a short question) is compacted first. */
 const WINDOW = 8_000;
 
-// The simulator and the PGlite store of one engine world; each describe block brings its own bus.
-const world = suiteWorld();
 
 type Message = { role: string; content: unknown };
-const prompts = (from: number) => world.sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
+const promptsOf = (world: EngineWorld, from: number) => world.sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
 const frames = async (bus: Bus, ref: RequestRef) => (await bus.readOutput(ref, 1, 0, 1000)).entries.map((e) => fromBinary(AgentServerMessageSchema, e.frame));
 const checkpoints = (fs: AgentServerMessage[]) =>
   fs.flatMap((f) => (f.message.case === "conversationCheckpointUpdate" ? [f.message.value] : [])) as ConversationStateStructure[];
 
-describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus)", (busKind) => {
+describe.each([
+  ["memory", "pglite"],
+  ["redis", "postgres"],
+] as const)("takeover from the same base (%s bus, %s)", (busKind, storeKind) => {
+  // The simulator and the store of one engine world per block, and the block's bus.
+  const world = suiteWorld({ store: storeKind });
   const busOf = suiteBus(busKind, "ckpt");
   let bus: Bus;
   beforeAll(() => {
@@ -86,7 +89,7 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
       // Meanwhile another device stored a newer checkpoint (restored to the beginning).
       () => world.store.saveCheckpoint({ tenantId: "t", conversationId: conv, requestId: "other-device", generation: 1, state: toBinary(ConversationStateStructureSchema, create(ConversationStateStructureSchema, {})) }),
     );
-    const [firstAttempt, reRun] = prompts(before);
+    const [firstAttempt, reRun] = promptsOf(world, before);
     expect(JSON.stringify(firstAttempt)).toContain("question one");
     expect(reRun).toEqual(firstAttempt);
     const last = checkpoints(out).at(-1)!;
@@ -105,7 +108,7 @@ describe.each(["memory", "redis"] as const)("takeover from the same base (%s bus
     );
     const before = world.sim.requests.length;
     const out = await cutTurn(conv, "QUESTION-TWO", async () => world.sim.requests.length > before);
-    const [cutSummary, summary, pass] = prompts(before);
+    const [cutSummary, summary, pass] = promptsOf(world, before);
     expect(summary).toEqual(cutSummary);
     expect(JSON.stringify(summary)).toContain("QUESTION-ONE");
     expect(JSON.stringify(pass)).toContain("SUMMARY: question one, at length.");

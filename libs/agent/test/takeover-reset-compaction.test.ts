@@ -1,5 +1,5 @@
-// Issue 9: what a run's prompt is built from survives a takeover, on the memory bus and on the
-// Redis bus, whether the run stores its content (retention `full`) or holds it only in memory
+// Issue 9: what a run's prompt is built from survives a takeover, in embedded mode's set-up
+// (memory bus, PGlite) and in distributed mode's (Redis bus, PostgreSQL), whether the run stores its content (retention `full`) or holds it only in memory
 // (privacy mode: ghost mode / retention `none`, retention `metadata`):
 // - a client's conversation_state with zero turns (a user who restored the chat to its very
 //   beginning) leaves every stored turn of the conversation out of the prompt, for the first
@@ -24,12 +24,9 @@ import { ackKv, describeFrame, simTarget, suiteBus, suiteWorld, TEST_TIMERS, tes
 const SMALL_MODEL = "sim-small";
 const SMALL = 8_000;
 
-const world = suiteWorld({ contextWindows: { [SMALL_MODEL]: SMALL } });
-
 type Message = { role: string; content: unknown };
 type StateInit = MessageInitShape<typeof ConversationStateStructureSchema>;
 
-const promptsSince = (from: number) => world.sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
 const userTexts = (messages: Message[]) => messages.filter((m) => m.role === "user").map((m) => String(m.content));
 const framesOf = async (bus: Bus, ref: RequestRef) => (await bus.readOutput(ref, 1, 0, 1000)).entries.map((e) => fromBinary(AgentServerMessageSchema, e.frame));
 const checkpoints = (fs: AgentServerMessage[]) =>
@@ -43,8 +40,13 @@ function prose(tag: string, chars: number): string {
   return out;
 }
 
-describe.each(["memory", "redis"] as const)("prompts across a takeover (%s bus)", (busKind) => {
+describe.each([
+  ["memory", "pglite"],
+  ["redis", "postgres"],
+] as const)("prompts across a takeover (%s bus, %s)", (busKind, storeKind) => {
+  const world = suiteWorld({ sim: { contextWindows: { [SMALL_MODEL]: SMALL } }, store: storeKind });
   const busOf = suiteBus(busKind, "reset-compact");
+  const promptsSince = (from: number) => world.sim.requests.slice(from).map((r) => (r.body as { messages: Message[] }).messages);
 
   const engine = (mode: ContentMode) =>
     testEngine(world.sim, busOf(), world.store, {
