@@ -6,6 +6,18 @@ export class EventQueue<T> {
   private items: T[] = [];
   private waiter: (() => void) | undefined;
   private closed = false;
+  /** Items taken so far (every item pushed before the n-th take is among the first `taken`). */
+  private takenCount = 0;
+
+  /** How many items were pushed so far (queued or taken). */
+  get pushed(): number {
+    return this.takenCount + this.items.length;
+  }
+
+  /** How many items were taken so far. */
+  get taken(): number {
+    return this.takenCount;
+  }
 
   push(item: T): void {
     if (this.closed) return;
@@ -38,6 +50,7 @@ export class EventQueue<T> {
     }
     const out = this.items;
     this.items = [];
+    this.takenCount += out.length;
     return out;
   }
 

@@ -31,6 +31,8 @@ export interface AttemptResult {
   /** Exact where the provider reported it, else an estimate (`estimated: true`). */
   usage: Usage;
   ttftMs: number | undefined;
+  /** The gateway's own share of the time to first token, microseconds (LedgerEntry.ttftOverheadUs); undefined when not measured. */
+  ttftOverheadUs: number | undefined;
   durationMs: number;
 }
 

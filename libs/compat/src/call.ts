@@ -92,6 +92,8 @@ export interface CallSink {
   vendorEvent(ev: Record<string, unknown>): void;
   /** True once anything reached the caller: from then on a failure ends the answer (no retry, no failover). */
   readonly committed: boolean;
+  /** When the first byte was written to the caller (`performance.now()`); undefined before, and for a non-streaming answer. */
+  readonly firstWriteAt: number | undefined;
 }
 
 export interface CallResult {
@@ -160,6 +162,8 @@ export async function runCall(
     const startedAt = Date.now();
     const output = new OutputMeter();
     let firstEventAt: number | undefined;
+    /** The provider's first event (neutral or vendor), on the clock `sink.firstWriteAt` uses. */
+    let firstEventMark: number | undefined;
     let usage: Usage | undefined;
     let stopReason: StopReason | undefined;
     let outcome: "ok" | "cancelled" | "failed" | "retried" = "failed";
@@ -168,11 +172,23 @@ export async function runCall(
       const stream = deps.adapterFor(target.kind).stream({
         target, instructions: neutral?.instructions ?? "", items: neutral?.items ?? [], tools: neutral?.tools ?? [],
         ...(!passthrough && neutral?.reasoningEffort ? { reasoningEffort: neutral.reasoningEffort } : {}),
-        ...(passthrough ? { passthrough: { body: call.body, stream: call.stream, onVendorEvent: (ev: Record<string, unknown>) => sink.vendorEvent(ev) } } : {}),
+        ...(passthrough
+          ? {
+              passthrough: {
+                body: call.body,
+                stream: call.stream,
+                onVendorEvent: (ev: Record<string, unknown>) => {
+                  firstEventMark ??= performance.now();
+                  sink.vendorEvent(ev);
+                },
+              },
+            }
+          : {}),
         modelCallId, attempt, signal,
       });
       for await (const ev of stream) {
         firstEventAt ??= Date.now();
+        firstEventMark ??= performance.now();
         if (ev.type === "text_delta" || ev.type === "tool_call_delta") output.add(ev.type === "text_delta" ? ev.text : ev.argsDelta);
         if (ev.type === "reasoning_delta") output.add(ev.text, true);
         if (ev.type === "completed") {
@@ -204,6 +220,7 @@ export async function runCall(
         outcome,
         usage: usage ?? estimateUsage(inputTokens, output, target.model),
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
+        ttftOverheadUs: overheadUs(firstEventMark, sink.firstWriteAt),
         durationMs: Date.now() - startedAt,
       })
       .catch((err: unknown) => deps.logger.error({ err: err instanceof Error ? err.name : "unknown" }, "could not record a compatible endpoint attempt"));
@@ -224,6 +241,16 @@ export async function runCall(
     }
     throw compatErrorFromRun(runErrorFromProvider(failure, target.credentialsSource), call.modelId);
   }
+}
+
+/**
+ * The gateway's share of the time to first token: the provider's first event to the first
+ * byte written to the caller, microseconds. Only a streaming answer writes before the provider
+ * finished; a non-streaming one (no first write during the attempt) has none.
+ */
+function overheadUs(firstEvent: number | undefined, firstWrite: number | undefined): number | undefined {
+  if (firstEvent === undefined || firstWrite === undefined || firstWrite < firstEvent) return undefined;
+  return Math.round((firstWrite - firstEvent) * 1000);
 }
 
 function minCap(a: number | undefined, b: number | undefined): number | undefined {

@@ -9,6 +9,8 @@ export class Collector implements CallSink {
   items: OutputItem[] = [];
   response: Record<string, unknown> | undefined;
   readonly committed = false;
+  /** Nothing is written until the answer is complete. */
+  readonly firstWriteAt = undefined;
 
   begin(): void {
     this.items = [];

@@ -81,6 +81,10 @@ class StreamSink implements CallSink {
     return this.sse.started;
   }
 
+  get firstWriteAt(): number | undefined {
+    return this.sse.startedAt;
+  }
+
   begin(passthrough: boolean): void {
     this.passthrough = passthrough;
     this.out.translated?.reset();

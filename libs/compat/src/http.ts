@@ -31,6 +31,8 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
  */
 export class SseWriter {
   private opened = false;
+  /** When the first event was written (`performance.now()`). */
+  private openedAt: number | undefined;
   constructor(
     private readonly res: ServerResponse,
     private readonly headers: Record<string, string> = {},
@@ -38,6 +40,10 @@ export class SseWriter {
 
   get started(): boolean {
     return this.opened;
+  }
+
+  get startedAt(): number | undefined {
+    return this.openedAt;
   }
 
   /** `event` names the SSE event (Anthropic, Responses); Chat Completions sends data lines only. */
@@ -48,6 +54,7 @@ export class SseWriter {
     }
     const payload = typeof data === "string" ? data : JSON.stringify(data);
     this.res.write(`${event ? `event: ${event}\n` : ""}data: ${payload}\n\n`);
+    this.openedAt ??= performance.now();
   }
 
   end(): void {

@@ -181,6 +181,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
         priceVersion: price?.version,
         costMicroUsd: cost,
         ttftMs: r.ttftMs,
+        ttftOverheadUs: r.ttftOverheadUs === undefined ? undefined : Math.max(0, Math.round(r.ttftOverheadUs)),
         durationMs: Math.max(0, Math.round(r.durationMs)),
         outcome: r.outcome,
       };

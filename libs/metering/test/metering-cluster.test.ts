@@ -136,8 +136,11 @@ describe.runIf(haveRedisServer)("metering on a Redis Cluster (3 local nodes)", (
           outcome: "ok",
           usage: { inputTokens: 4_000, outputTokens: 500, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, raw: {} },
           ttftMs: 5,
+          ttftOverheadUs: 1_250.4,
           durationMs: 10,
         });
+        // The row carries the gateway's TTFT overhead, whole microseconds.
+        expect((await store.ledger.forRequest(tenantId, "r1")).map((r) => [r.ttftMs, r.ttftOverheadUs])).toEqual([[5, 1_250]]);
         // … and replica b refuses the next run start of the same minute.
         const refused = await b.meter.admitRun({ tenantId, requestId: "r3" }, principal);
         expect(refused).toMatchObject({ ok: false, error: { kind: "rate_limited" } });

@@ -11,6 +11,7 @@ import type { GatewayStore } from "./types.js";
 export type { CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
 export type {
   ApiKeyRecord,
+  ApiKeyScope,
   ApiKeyRepository,
   ApiKeyVerification,
   BudgetLimits,
@@ -35,6 +36,7 @@ export type {
   LedgerRepository,
   DailyOutcomes,
   DailyRefusals,
+  DailyRequests,
   Refusal,
   RefusalReason,
   LedgerRow,

@@ -103,6 +103,23 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(await store.apiKeys.verify(secret, new Date(expiresAt.getTime() + 1))).toEqual({ status: "expired", keyId: key.keyId, tenantId: tenant });
       });
 
+      it("verifies a usage_read key only in its scope, and a gateway key only in the gateway scope", async () => {
+        const tenant = tid();
+        const reader = await store.apiKeys.create({ tenantId: tenant, name: "dashboard", scope: "usage_read" });
+        const gateway = await store.apiKeys.create({ tenantId: tenant, name: "laptop", userId: "u" });
+        expect(reader.secret).toMatch(/^byok_[0-9a-f]{12}_[0-9a-f]{64}$/);
+        expect(reader.key).toMatchObject({ scope: "usage_read", userId: undefined });
+        expect(gateway.key.scope).toBe("gateway");
+        expect(await store.apiKeys.verify(reader.secret)).toEqual({ status: "invalid" });
+        expect(await store.apiKeys.verify(reader.secret, undefined, "gateway")).toEqual({ status: "invalid" });
+        expect(await store.apiKeys.verify(gateway.secret, undefined, "usage_read")).toEqual({ status: "invalid" });
+        expect(await store.apiKeys.verify(reader.secret, undefined, "usage_read")).toMatchObject({ status: "ok", key: { tenantId: tenant, keyId: reader.key.keyId, scope: "usage_read" } });
+        expect((await store.apiKeys.list(tenant)).map((k) => [k.name, k.scope]).sort()).toEqual([["dashboard", "usage_read"], ["laptop", "gateway"]]);
+        await store.apiKeys.revoke(tenant, reader.key.keyId);
+        expect(await store.apiKeys.verify(reader.secret, undefined, "usage_read")).toEqual({ status: "revoked", keyId: reader.key.keyId, tenantId: tenant });
+        expect(await store.apiKeys.verify(reader.secret)).toEqual({ status: "invalid" });
+      });
+
       it("lists only the tenant's keys", async () => {
         const a = tid();
         await store.apiKeys.create({ tenantId: a, name: "one" });
@@ -177,7 +194,7 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
     describe("usage ledger", () => {
       it("records one row per attempt, idempotently, with every field", async () => {
         const tenant = tid();
-        const e = ledgerEntry(tenant, { rawUsage: { prompt_tokens: 10 }, originalRequestId: "orig-1", priceVersion: 3, ttftMs: 120 });
+        const e = ledgerEntry(tenant, { rawUsage: { prompt_tokens: 10 }, originalRequestId: "orig-1", priceVersion: 3, ttftMs: 120, ttftOverheadUs: 850 });
         expect(await store.ledger.record(e)).toEqual({ inserted: true });
         expect(await store.ledger.record(e)).toEqual({ inserted: false });
         expect(await store.ledger.record({ ...e, attempt: 2, outcome: "ok" })).toEqual({ inserted: true });
@@ -257,17 +274,17 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect(await store.ledger.monthTotals(tid(), at("2026-04-15T00:00:00Z"))).toEqual({ costMicroUsd: 0, tokens: 0 });
       });
 
-      it("counts outcomes and provider TTFT per UTC day, with the same filters", async () => {
+      it("counts outcomes, provider TTFT and gateway TTFT overhead per UTC day, with the same filters", async () => {
         const tenant = tid();
         const at = (iso: string) => new Date(iso);
-        await store.ledger.record(ledgerEntry(tenant, { requestId: "o1", ttftMs: 100, outcome: "ok" }), at("2026-05-01T00:00:00Z"));
-        await store.ledger.record(ledgerEntry(tenant, { requestId: "o2", ttftMs: 300, outcome: "retried" }), at("2026-05-01T10:00:00Z"));
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o1", ttftMs: 100, ttftOverheadUs: 1_000, outcome: "ok" }), at("2026-05-01T00:00:00Z"));
+        await store.ledger.record(ledgerEntry(tenant, { requestId: "o2", ttftMs: 300, ttftOverheadUs: 3_000, outcome: "retried" }), at("2026-05-01T10:00:00Z"));
         await store.ledger.record(ledgerEntry(tenant, { requestId: "o3", ttftMs: undefined, outcome: "failed" }), at("2026-05-01T23:59:59Z"));
         await store.ledger.record(ledgerEntry(tenant, { requestId: "o4", ttftMs: undefined, outcome: "cancelled", upstreamModel: "claude" }), at("2026-05-02T08:00:00Z"));
         const days = await store.ledger.dailyOutcomes(tenant);
         expect(days).toEqual([
-          { tenantId: tenant, day: "2026-05-01", attempts: 3, ok: 1, failed: 1, retried: 1, cancelled: 0, interrupted: 0, ttftAvgMs: 200, ttftP95Ms: 290 },
-          { tenantId: tenant, day: "2026-05-02", attempts: 1, ok: 0, failed: 0, retried: 0, cancelled: 1, interrupted: 0, ttftAvgMs: undefined, ttftP95Ms: undefined },
+          { tenantId: tenant, day: "2026-05-01", attempts: 3, ok: 1, failed: 1, retried: 1, cancelled: 0, interrupted: 0, ttftAvgMs: 200, ttftP95Ms: 290, overheadAvgUs: 2_000, overheadP95Us: 2_900 },
+          { tenantId: tenant, day: "2026-05-02", attempts: 1, ok: 0, failed: 0, retried: 0, cancelled: 1, interrupted: 0, ttftAvgMs: undefined, ttftP95Ms: undefined, overheadAvgUs: undefined, overheadP95Us: undefined },
         ]);
         expect((await store.ledger.dailyOutcomes(tenant, { from: "2026-05-02", to: "2026-05-02" })).map((d) => d.day)).toEqual(["2026-05-02"]);
         expect((await store.ledger.dailyOutcomes(tenant, { to: "2026-05-01" })).map((d) => d.day)).toEqual(["2026-05-01"]);
@@ -292,6 +309,33 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         expect((await store.ledger.dailyRefusals(tenant, { model: "m" })).map((d) => d.budgetExhausted)).toEqual([1]);
         expect(await store.ledger.dailyRefusals(tid())).toEqual([]);
         await expect(store.ledger.recordRefusal({ ...refusal("q4", "rate_limited"), reason: "bored" as "rate_limited" })).rejects.toThrow();
+      });
+
+      it("counts requests and refused requests per UTC day as distinct request ids of the ledger and the refusals (the refusal rate)", async () => {
+        const tenant = tid();
+        const at = (iso: string) => new Date(iso);
+        const attempt = (requestId: string, n: number, over: Partial<LedgerEntry> = {}) => ledgerEntry(tenant, { requestId, attempt: n, ...over });
+        const refusal = (requestId: string, reason: "rate_limited" | "budget_exhausted" | "unknown_model", over: { userId?: string; route?: string } = {}) =>
+          ({ tenantId: tenant, userId: over.userId ?? "u1", keyId: undefined, requestId, route: over.route, reason });
+        // 2026-06-01: r1 (two attempts, one request), r2 (an attempt, then a budget refusal of a later attempt), r3 rate limited, r4 unknown model.
+        await store.ledger.record(attempt("r1", 1), at("2026-06-01T01:00:00Z"));
+        await store.ledger.record(attempt("r1", 2), at("2026-06-01T01:00:01Z"));
+        await store.ledger.record(attempt("r2", 1), at("2026-06-01T02:00:00Z"));
+        await store.ledger.recordRefusal(refusal("r2", "budget_exhausted", { route: "gpt-x" }), at("2026-06-01T02:00:01Z"));
+        await store.ledger.recordRefusal(refusal("r3", "rate_limited"), at("2026-06-01T03:00:00Z"));
+        await store.ledger.recordRefusal(refusal("r4", "unknown_model", { userId: "u2", route: "nope" }), at("2026-06-01T23:59:59Z"));
+        // 2026-06-02: r5 only reached a provider (another user); r1's id again (a later turn of the same request id) counts on this day too.
+        await store.ledger.record(attempt("r5", 1, { userId: "u2" }), at("2026-06-02T00:00:00Z"));
+        await store.ledger.record(attempt("r1", 3), at("2026-06-02T09:00:00Z"));
+        expect(await store.ledger.dailyRequests(tenant)).toEqual([
+          { tenantId: tenant, day: "2026-06-01", requests: 4, refused: 3 },
+          { tenantId: tenant, day: "2026-06-02", requests: 2, refused: 0 },
+        ]);
+        expect(await store.ledger.dailyRequests(tenant, { from: "2026-06-02", to: "2026-06-02" })).toEqual([{ tenantId: tenant, day: "2026-06-02", requests: 2, refused: 0 }]);
+        expect((await store.ledger.dailyRequests(tenant, { userId: "u2" })).map((d) => [d.day, d.requests, d.refused])).toEqual([["2026-06-01", 1, 1], ["2026-06-02", 1, 0]]);
+        // model: the upstream model of attempts, the model asked for of refusals.
+        expect((await store.ledger.dailyRequests(tenant, { model: "nope" })).map((d) => [d.day, d.requests, d.refused])).toEqual([["2026-06-01", 1, 1]]);
+        expect(await store.ledger.dailyRequests(tid())).toEqual([]);
       });
 
       it("rejects an unknown outcome or credentials source", async () => {
@@ -369,6 +413,7 @@ function ledgerEntry(tenantId: string, over: Partial<LedgerEntry> = {}): LedgerE
     priceVersion: undefined,
     costMicroUsd: 1_000,
     ttftMs: undefined,
+    ttftOverheadUs: undefined,
     durationMs: 500,
     outcome: "retried",
     ...over,

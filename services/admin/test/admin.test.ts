@@ -88,7 +88,7 @@ function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: ()
         tenantId: tenant, userId: "alice", keyId: created.key.keyId, conversationId: "c", requestId: "r", originalRequestId: undefined,
         generation: 1, modelCallId: "m", attempt: 1, provider: "openai-chat", upstreamModel: model, route: "gpt-4.1", credentialsSource: "gateway",
         rawUsage: {}, inputTokens: 1000, outputTokens: 200, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false,
-        priceVersion: 1, costMicroUsd: 3600, ttftMs: 100, durationMs: 900, outcome: "ok",
+        priceVersion: 1, costMicroUsd: 3600, ttftMs: 100, ttftOverheadUs: 800, durationMs: 900, outcome: "ok",
       }, new Date("2026-11-02T10:00:00Z"));
       expect(JSON.parse(await cli("usage", tenant, "--from", "2026-11-01", "--user", "alice"))).toMatchObject({ usage: [{ day: "2026-11-02", userId: "alice", model, attempts: 1, inputTokens: 1000, costMicroUsd: 3600 }] });
       const csv = await cli("usage", tenant, "--csv");

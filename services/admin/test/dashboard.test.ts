@@ -8,11 +8,11 @@ import { startAdminServer, type AdminServer } from "../src/index.js";
 
 const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;
 
-function attempt(tenantId: string, requestId: string, outcome: LedgerEntry["outcome"], ttftMs: number | undefined): LedgerEntry {
+function attempt(tenantId: string, requestId: string, outcome: LedgerEntry["outcome"], ttftMs: number | undefined, ttftOverheadUs?: number): LedgerEntry {
   return {
     tenantId, userId: "u1", keyId: undefined, conversationId: requestId, requestId, originalRequestId: undefined, generation: 1, modelCallId: "m1",
     attempt: 1, provider: "anthropic", upstreamModel: "claude-x", route: "claude-x", credentialsSource: "gateway", rawUsage: null, inputTokens: 100,
-    outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, priceVersion: 1, costMicroUsd: 700, ttftMs, durationMs: 900, outcome,
+    outputTokens: 50, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, priceVersion: 1, costMicroUsd: 700, ttftMs, ttftOverheadUs, durationMs: 900, outcome,
   };
 }
 

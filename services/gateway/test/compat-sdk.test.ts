@@ -59,6 +59,8 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
       tenantId: "compat", userId: "alice", keyId, requestId: r.id, attempt: 1, provider: "anthropic", upstreamModel: "claude-sonnet-4-5", route: "claude-model",
       credentialsSource: "gateway", inputTokens: 1000, outputTokens: 200, cacheReadTokens: 100, estimated: false, priceVersion: 1, costMicroUsd: 3000 + 3000, outcome: "ok",
     });
+    // Non-streaming: nothing reaches the caller before the provider finished, so no gateway TTFT overhead.
+    expect(rows[0]!.ttftOverheadUs).toBeUndefined();
   });
 
   it("Chat Completions, streaming with tools and include_usage, then the tool result goes back upstream", async () => {
@@ -90,7 +92,11 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     expect(usage).toMatchObject({ prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 });
     const upstreamTools = (h.sim.requests.at(-1)!.body as { tools: { function: { name: string } }[] }).tools;
     expect(upstreamTools.map((t) => t.function.name)).toEqual(["get_weather"]);
-    expect((await ledger(id))[0]).toMatchObject({ provider: "openai-chat", inputTokens: 50, outputTokens: 20, costMicroUsd: 100 + 160, outcome: "ok" });
+    const streamed = (await ledger(id))[0]!;
+    expect(streamed).toMatchObject({ provider: "openai-chat", inputTokens: 50, outputTokens: 20, costMicroUsd: 100 + 160, outcome: "ok" });
+    // Streaming: the provider's first event to the first byte written to the caller, measured.
+    expect(streamed.ttftOverheadUs).toBeGreaterThanOrEqual(0);
+    expect(streamed.ttftOverheadUs).toBeLessThan(streamed.durationMs * 1000 + 1000);
 
     h.sim.enqueue({ text: "It is sunny." });
     const call = calls[0]!;

@@ -36,12 +36,15 @@ interface Shown {
   topUsers: { tenantId: string; userId: string; tokens: number; costMicroUsd: number; attempts: number }[];
 }
 
-function entry(tenantId: string, userId: string, n: number, model: string, counts: { input: number; output: number; cost: number; ttft: number; outcome?: LedgerEntry["outcome"] }): LedgerEntry {
+function entry(
+  tenantId: string, userId: string, n: number, model: string,
+  counts: { input: number; output: number; cost: number; ttft: number; overheadUs?: number; outcome?: LedgerEntry["outcome"] },
+): LedgerEntry {
   return {
     tenantId, userId, keyId: undefined, conversationId: `c-${n}`, requestId: `r-${tenantId}-${n}`, originalRequestId: undefined, generation: 1,
     modelCallId: "m1", attempt: 1, provider: "openai-chat", upstreamModel: model, route: model, credentialsSource: "gateway", rawUsage: null,
     inputTokens: counts.input, outputTokens: counts.output, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false,
-    priceVersion: 1, costMicroUsd: counts.cost, ttftMs: counts.ttft, durationMs: counts.ttft * 3, outcome: counts.outcome ?? "ok",
+    priceVersion: 1, costMicroUsd: counts.cost, ttftMs: counts.ttft, ttftOverheadUs: counts.overheadUs, durationMs: counts.ttft * 3, outcome: counts.outcome ?? "ok",
   };
 }
 

@@ -233,6 +233,10 @@ describe("observability through the embedded gateway", () => {
     // Overhead: the answered attempt's first chunk to its first frame appended; every frame the
     // client read live (no heartbeat in this turn) from its append to the write.
     expect(d("byok_gateway_overhead_seconds_count", { stage: "provider_to_bus" })).toBe(1);
+    // The same measurement is on the answered attempt's ledger row (microseconds); the attempt
+    // refused with a 500 before any event has none.
+    expect(ledger.map((row) => [row.outcome, row.ttftOverheadUs === undefined])).toEqual([["retried", true], ["ok", false]]);
+    expect(ledger[1]!.ttftOverheadUs! / 1e6).toBeCloseTo(d("byok_gateway_overhead_seconds_sum", { stage: "provider_to_bus" }), 5);
     const delivered = d("byok_frames_delivered_total");
     expect(delivered).toBe(r.messages.length);
     expect(d("byok_gateway_overhead_seconds_count", { stage: "bus_to_client" })).toBe(delivered);

@@ -81,6 +81,11 @@ export class RunContext {
   /** The client's turns (conversation_state), resolved on the run's first pass (client-turns.ts). */
   clientTurns: Promise<ClientTurns | undefined> | undefined;
 
+  /** Waiting for the loop to have handled (and flushed) the first `through` queued events. */
+  private flushWaiters: { through: number; resolve: () => void }[] = [];
+  /** Queued events the loop has handled and whose frames it has flushed. */
+  private flushedThrough = 0;
+
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly releases: (() => void)[] = [];
 
@@ -157,8 +162,28 @@ export class RunContext {
     return `${this.ref.requestId}/${this.generation}`;
   }
 
-  /** Releases what the run holds: the model call, timers, registered secrets. */
+  /**
+   * Resolves once every event queued so far has been handled by the loop and the frames it
+   * emitted were appended (or the run stopped): what a model stream waits for before it
+   * records its attempt, so the attempt's first frame is measured (gateway TTFT overhead).
+   */
+  framesOut(): Promise<void> {
+    const through = this.queue.pushed;
+    if (through <= this.flushedThrough) return Promise.resolve();
+    return new Promise((resolve) => this.flushWaiters.push({ through, resolve }));
+  }
+
+  /** The loop flushed after handling every event it took so far. */
+  flushed(): void {
+    this.flushedThrough = this.queue.taken;
+    const ready = this.flushWaiters.filter((w) => w.through <= this.flushedThrough);
+    this.flushWaiters = this.flushWaiters.filter((w) => w.through > this.flushedThrough);
+    for (const w of ready) w.resolve();
+  }
+
+  /** Releases what the run holds: the model call, timers, registered secrets, framesOut() waiters. */
   dispose(): void {
+    for (const w of this.flushWaiters.splice(0)) w.resolve();
     this.model?.controller.abort();
     for (const t of this.timers) clearTimeout(t);
     for (const r of this.releases) r();

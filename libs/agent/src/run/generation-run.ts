@@ -151,6 +151,7 @@ export class GenerationRun {
       const snapshot = !isEnded(ctx.state) && !ctx.lost && this.snapshots.due(streamingOnly);
       // A due snapshot rides in the batch's append; on its own only when no frame is pending.
       const carried = await flush(ctx, snapshot);
+      ctx.flushed();
       if (snapshot && !carried && !isEnded(ctx.state) && !ctx.lost) await saveSnapshot(ctx);
       streamingOnly = true;
     }

@@ -7,7 +7,7 @@ import { isStoreError, type AttemptOutcome } from "@byok/store";
 import { overflowCut, passRequest } from "../pass-request.js";
 import type { AttemptInfo } from "../metering.js";
 import type { RunContext } from "./context.js";
-import type { PromptContent } from "./telemetry.js";
+import type { AttemptOverhead, PromptContent } from "./telemetry.js";
 import { conversationHistory } from "./client-turns.js";
 
 interface PassCall {
@@ -93,13 +93,14 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
   ctx.meterTicket = admission.ticket;
   const startedAt = Date.now();
   let firstEventAt: number | undefined;
+  let overhead: AttemptOverhead | undefined;
   let usage: Usage | undefined;
   let outcome: AttemptOutcome = "cancelled";
   const observed = ctx.telemetry.modelCall(target, { modelCallId: req.modelCallId, attempt: req.attempt, conversationId: run.conversationId }, promptContent(ctx, req));
   try {
     for await (const ev of adapter.stream({ ...call, target, signal: controller.signal })) {
       firstEventAt ??= Date.now();
-      if (observed.chunk(ev.type === "text_delta" ? ev.text : undefined)) ctx.telemetry.firstChunk();
+      if (observed.chunk(ev.type === "text_delta" ? ev.text : undefined)) overhead = ctx.telemetry.firstChunk();
       if (ev.type === "completed") {
         usage = ev.usage;
         outcome = "ok";
@@ -116,6 +117,10 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     outcome = (await onModelFailure(ctx, e, firstEventAt !== undefined, target, controller, inputTokens)) ? "retried" : "failed";
   } finally {
     observed.cancelled(); // no-op unless nothing above ended the call (aborted, superseded)
+    const durationMs = Date.now() - startedAt;
+    // The attempt's events are queued for the loop: once it has handled them, its first frame
+    // (if any came of them) is on the bus and the gateway's overhead is known.
+    if (overhead !== undefined && overhead.us === undefined) await ctx.framesOut();
     // Usage is never lost: exact where the provider reported it, else an estimate.
     const settled = usage ?? estimatedUsage(inputTokens, ctx.state.current?.text ?? "", ctx.state.current?.thinkingText ?? "", target.model);
     if (ctx.meterTicket === admission.ticket) ctx.meterTicket = undefined;
@@ -124,7 +129,8 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
         outcome,
         usage: settled,
         ttftMs: firstEventAt === undefined ? undefined : firstEventAt - startedAt,
-        durationMs: Date.now() - startedAt,
+        ttftOverheadUs: overhead?.us,
+        durationMs,
       })
       .catch((err: unknown) => {
         if (isStoreError(err, "fenced")) ctx.fencedOut("ledger");

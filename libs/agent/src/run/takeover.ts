@@ -56,6 +56,7 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
         outcome: "interrupted",
         usage: estimatedUsage(0, cut.text, cut.thinkingText, target.model),
         ttftMs: undefined,
+        ttftOverheadUs: undefined,
         durationMs: 0,
       });
     }

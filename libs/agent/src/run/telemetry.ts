@@ -21,6 +21,11 @@ const FINISH_REASON: Record<StopReason, string> = { end_turn: "stop", tool_use: 
 
 const REFUSALS = new Set<string>(["budget_exhausted", "rate_limited"] satisfies RefusalReason[]);
 
+/** An attempt's gateway TTFT overhead: provider's first chunk → its first frame appended to the bus, microseconds. */
+export interface AttemptOverhead {
+  us: number | undefined;
+}
+
 /** What a model call's prompt may show in its span (only when the tenant opted in and the run is not private). */
 export interface PromptContent {
   instructions: string;
@@ -131,8 +136,8 @@ export class ModelCallTelemetry {
 export class RunTelemetry {
   /** Open `execute_tool` spans by tool call id. */
   private readonly tools = new Map<string, Span>();
-  /** When the current attempt's first chunk arrived, until its first frame is appended. */
-  private firstChunkAt: number | undefined;
+  /** The current attempt's first chunk (when it arrived), until its first frame is appended. */
+  private firstChunkOf: { at: number; overhead: AttemptOverhead } | undefined;
 
   constructor(
     private readonly metrics: GatewayMetrics | undefined,
@@ -187,16 +192,24 @@ export class RunTelemetry {
     return new ModelCallTelemetry(this.metrics, labels, target, ids, content);
   }
 
-  /** The current attempt's first chunk arrived (gateway overhead starts). */
-  firstChunk(): void {
-    this.firstChunkAt = performance.now();
+  /**
+   * The current attempt's first chunk arrived (gateway overhead starts). The returned record
+   * gets the overhead once the next frames are appended (a later attempt's first chunk leaves
+   * it unmeasured).
+   */
+  firstChunk(): AttemptOverhead {
+    const overhead: AttemptOverhead = { us: undefined };
+    this.firstChunkOf = { at: performance.now(), overhead };
+    return overhead;
   }
 
   /** Frames were appended to the bus. */
   appended(): void {
-    if (this.firstChunkAt === undefined) return;
-    this.metrics?.overhead.observe({ stage: "provider_to_bus" }, (performance.now() - this.firstChunkAt) / 1000);
-    this.firstChunkAt = undefined;
+    if (this.firstChunkOf === undefined) return;
+    const seconds = (performance.now() - this.firstChunkOf.at) / 1000;
+    this.metrics?.overhead.observe({ stage: "provider_to_bus" }, seconds);
+    this.firstChunkOf.overhead.us = Math.round(seconds * 1e6);
+    this.firstChunkOf = undefined;
   }
 
   /**

@@ -11,7 +11,7 @@ import type { Db } from "../db.js";
 import { assertFence } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
-import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyUsage, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
+import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyRequests, DailyUsage, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
 
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {
@@ -44,6 +44,7 @@ export function createLedgerRepository(db: Db): LedgerRepository {
             priceVersion: e.priceVersion ?? null,
             costMicroUsd: e.costMicroUsd,
             ttftMs: e.ttftMs ?? null,
+            ttftOverheadUs: e.ttftOverheadUs ?? null,
             durationMs: e.durationMs,
             outcome: e.outcome,
             ...(at === undefined ? {} : { createdAt: at }),
@@ -147,6 +148,8 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           interrupted: n("interrupted"),
           ttftAvg: sql<string | null>`avg(${usageLedger.ttftMs})`,
           ttftP95: sql<string | null>`percentile_cont(0.95) within group (order by ${usageLedger.ttftMs})`,
+          overheadAvg: sql<string | null>`avg(${usageLedger.ttftOverheadUs})`,
+          overheadP95: sql<string | null>`percentile_cont(0.95) within group (order by ${usageLedger.ttftOverheadUs})`,
         })
         .from(usageLedger)
         .where(and(...filters))
@@ -165,6 +168,8 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           interrupted: Number(r.interrupted),
           ttftAvgMs: num(r.ttftAvg),
           ttftP95Ms: num(r.ttftP95),
+          overheadAvgUs: num(r.overheadAvg),
+          overheadP95Us: num(r.overheadP95),
         }),
       );
     },
@@ -191,6 +196,41 @@ export function createLedgerRepository(db: Db): LedgerRepository {
         .groupBy(day)
         .orderBy(day);
       return rows.map((r): DailyRefusals => ({ tenantId, day: r.day, rateLimited: Number(r.rateLimited), budgetExhausted: Number(r.budgetExhausted), unknownModel: Number(r.unknownModel) }));
+    },
+
+    async dailyRequests(tenantId, q = {}) {
+      const attempts = [eq(usageLedger.tenantId, tenantId), ...createdWithin(usageLedger.createdAt, q)];
+      const refused = [eq(refusals.tenantId, tenantId), ...createdWithin(refusals.createdAt, q)];
+      if (q.userId !== undefined) {
+        attempts.push(eq(usageLedger.userId, q.userId));
+        refused.push(eq(refusals.userId, q.userId));
+      }
+      if (q.model !== undefined) {
+        attempts.push(eq(usageLedger.upstreamModel, q.model));
+        refused.push(eq(refusals.route, q.model));
+      }
+      // Every (day, request) seen in either table, flagged when a refusal row has it; then per day.
+      const seen = db
+        .select({ day: utcDayOf(usageLedger.createdAt).as("day"), requestId: usageLedger.requestId, refused: sql<boolean>`false`.as("refused") })
+        .from(usageLedger)
+        .where(and(...attempts))
+        .unionAll(
+          db
+            .select({ day: utcDayOf(refusals.createdAt).as("day"), requestId: refusals.requestId, refused: sql<boolean>`true`.as("refused") })
+            .from(refusals)
+            .where(and(...refused)),
+        )
+        .as("seen");
+      const rows = await db
+        .select({
+          day: seen.day,
+          requests: sql<string>`count(distinct ${seen.requestId})`,
+          refused: sql<string>`count(distinct ${seen.requestId}) filter (where ${seen.refused})`,
+        })
+        .from(seen)
+        .groupBy(seen.day)
+        .orderBy(seen.day);
+      return rows.map((r): DailyRequests => ({ tenantId, day: r.day, requests: Number(r.requests), refused: Number(r.refused) }));
     },
 
     async monthTotals(tenantId, monthOf, userId) {
@@ -253,6 +293,7 @@ function toLedgerRow(r: typeof usageLedger.$inferSelect): LedgerRow {
     priceVersion: r.priceVersion ?? undefined,
     costMicroUsd: r.costMicroUsd,
     ttftMs: r.ttftMs ?? undefined,
+    ttftOverheadUs: r.ttftOverheadUs ?? undefined,
     durationMs: r.durationMs,
     outcome: r.outcome as AttemptOutcome,
     createdAt: r.createdAt,

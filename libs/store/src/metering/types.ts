@@ -54,6 +54,12 @@ export interface LedgerEntry extends TokenCounts {
   /** What the tenant is charged: 0 for client-credential attempts. */
   costMicroUsd: number;
   ttftMs: number | undefined;
+  /**
+   * The gateway's own share of the time to first token, microseconds: from the provider's first
+   * event to the attempt's first frame appended to the output bus (Cursor runs) or first byte
+   * written to the caller (streaming compatible endpoints). undefined when not measured.
+   */
+  ttftOverheadUs: number | undefined;
   durationMs: number;
   outcome: AttemptOutcome;
   /** The recording owner's fencing epoch: refused (StoreError "fenced") if the run was claimed since. */
@@ -99,6 +105,22 @@ export interface DailyOutcomes {
   /** Over the day's attempts that reported a first event; undefined when none did. */
   ttftAvgMs: number | undefined;
   ttftP95Ms: number | undefined;
+  /** Over the day's attempts with a measured gateway overhead (`ttftOverheadUs`); undefined when none had one. */
+  overheadAvgUs: number | undefined;
+  overheadP95Us: number | undefined;
+}
+
+/**
+ * Requests of one UTC day and how many of them were refused (the refusal rate's numerator and
+ * denominator): distinct request ids with a ledger row (an attempt reached a provider) or a
+ * refusal row that day, and distinct request ids with a refusal row that day. A request whose
+ * rows fall on two days counts on both.
+ */
+export interface DailyRequests {
+  tenantId: string;
+  day: string;
+  requests: number;
+  refused: number;
 }
 
 export interface UsageTotals {
@@ -153,6 +175,11 @@ export interface LedgerRepository {
   recordRefusal(r: Refusal, at?: Date): Promise<{ inserted: boolean }>;
   /** The tenant's refusals per UTC day (`userId` filters; `model` is the route asked for). */
   dailyRefusals(tenantId: string, q?: UsageQuery): Promise<DailyRefusals[]>;
+  /**
+   * The tenant's requests and refused requests per UTC day (see DailyRequests). `userId`
+   * filters both; `model` is the upstream model for ledger rows and the route asked for for refusals.
+   */
+  dailyRequests(tenantId: string, q?: UsageQuery): Promise<DailyRequests[]>;
 }
 
 export interface AuditEntry {

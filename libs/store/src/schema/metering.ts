@@ -57,6 +57,12 @@ export const usageLedger = pgTable(
     priceVersion: integer("price_version"),
     costMicroUsd: micro("cost_micro_usd"),
     ttftMs: integer("ttft_ms"),
+    /**
+     * The gateway's own time to first token, microseconds: from the provider's first event to
+     * the first frame of the attempt appended to the output bus (Cursor runs) or the first byte
+     * written to the caller (streaming compatible endpoints). Null when none was measured.
+     */
+    ttftOverheadUs: integer("ttft_overhead_us"),
     durationMs: integer("duration_ms").notNull(),
     outcome: text("outcome").notNull(),
     createdAt: createdAt(),

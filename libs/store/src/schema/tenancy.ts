@@ -52,12 +52,18 @@ export const apiKeys = pgTable(
     /** SHA-256 of the secret part (the secret is 256 random bits, so no stretching is needed). */
     hash: bytea("hash").notNull(),
     name: text("name").notNull(),
+    /** What the key may do: `gateway` (model calls) or `usage_read` (read its tenant's usage, no user). */
+    scope: text("scope").notNull().default("gateway"),
     createdAt: createdAt(),
     expiresAt: tstz("expires_at"),
     revokedAt: tstz("revoked_at"),
     lastUsedAt: tstz("last_used_at"),
   },
-  (t) => [primaryKey({ columns: [t.tenantId, t.keyId] }), uniqueIndex("api_keys_prefix_uq").on(t.prefix)],
+  (t) => [
+    primaryKey({ columns: [t.tenantId, t.keyId] }),
+    uniqueIndex("api_keys_prefix_uq").on(t.prefix),
+    check("api_keys_scope_ck", sql`${t.scope} in ('gateway', 'usage_read')`),
+  ],
 );
 
 export const tenantRoutes = pgTable(

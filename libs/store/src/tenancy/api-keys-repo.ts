@@ -4,7 +4,7 @@ import { and, asc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { isUniqueViolation, type Db } from "../db.js";
 import { apiKeys } from "../schema.js";
 import { generateApiKey, hashesEqual, hashSecret, parseApiKey } from "./api-key-format.js";
-import type { ApiKeyRecord, ApiKeyRepository } from "./types.js";
+import type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from "./types.js";
 
 /** last_used_at is refreshed at most this often per key, so verification is not a write per request. */
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -23,7 +23,8 @@ export function createApiKeyRepository(db: Db): ApiKeyRepository {
             .values({
               tenantId: k.tenantId,
               keyId: `key_${randomUUID()}`,
-              userId: k.userId ?? null,
+              userId: k.scope === "usage_read" ? null : (k.userId ?? null),
+              scope: k.scope ?? "gateway",
               prefix: generated.prefix,
               hash: hashSecret(generated.secret),
               name: k.name,
@@ -54,10 +55,11 @@ export function createApiKeyRepository(db: Db): ApiKeyRepository {
       return row === undefined ? undefined : toKey(row);
     },
 
-    async verify(presented, now = new Date()) {
+    async verify(presented, now = new Date(), scope = "gateway") {
       const parsed = parseApiKey(presented);
       const [row] = parsed === undefined ? [] : await db.select().from(apiKeys).where(eq(apiKeys.prefix, parsed.prefix));
-      const matches = hashesEqual(row?.hash ?? DUMMY_HASH, hashSecret(parsed?.secret ?? "")) && row !== undefined;
+      // A key of another scope is as unknown as a wrong secret (the hash is still compared).
+      const matches = hashesEqual(row?.hash ?? DUMMY_HASH, hashSecret(parsed?.secret ?? "")) && row !== undefined && row.scope === scope;
       if (!matches || row === undefined) return { status: "invalid" };
       if (row.revokedAt !== null && row.revokedAt <= now) return { status: "revoked", keyId: row.keyId, tenantId: row.tenantId };
       if (row.expiresAt !== null && row.expiresAt <= now) return { status: "expired", keyId: row.keyId, tenantId: row.tenantId };
@@ -79,6 +81,7 @@ function toKey(r: typeof apiKeys.$inferSelect): ApiKeyRecord {
     tenantId: r.tenantId,
     keyId: r.keyId,
     userId: r.userId ?? undefined,
+    scope: r.scope as ApiKeyScope,
     prefix: r.prefix,
     name: r.name,
     createdAt: r.createdAt,

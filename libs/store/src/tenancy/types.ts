@@ -73,11 +73,19 @@ export interface TenantRepository {
   setUserLimits(tenantId: string, userId: string, limits: BudgetLimits): Promise<UserRecord | undefined>;
 }
 
+/**
+ * What a key may do: `gateway` keys make model calls (Cursor protocol, compatible endpoints);
+ * `usage_read` keys only read their tenant's usage through the admin API (the dashboard) and
+ * have no user. Each verifies only in its own scope.
+ */
+export type ApiKeyScope = "gateway" | "usage_read";
+
 /** What admins see of a key: never the secret or its hash. */
 export interface ApiKeyRecord {
   tenantId: string;
   keyId: string;
   userId: string | undefined;
+  scope: ApiKeyScope;
   /** Public prefix, e.g. `byok_3fa9c2d1e0b4_…` shows as `3fa9c2d1e0b4`. */
   prefix: string;
   name: string;
@@ -99,7 +107,9 @@ export interface ApiKeyRepository {
    * Creates a key and returns it with its full secret, which is stored only as a SHA-256
    * hash and can never be read again. `expiresAt` undefined = never expires.
    */
-  create(k: { tenantId: string; userId?: string; name: string; expiresAt?: Date }): Promise<{ key: ApiKeyRecord; secret: string }>;
+  create(
+    k: { tenantId: string; name: string; expiresAt?: Date } & ({ scope?: "gateway"; userId?: string } | { scope: "usage_read" }),
+  ): Promise<{ key: ApiKeyRecord; secret: string }>;
   list(tenantId: string): Promise<ApiKeyRecord[]>;
   /** One key of the tenant (status fields included); undefined if unknown in this tenant. */
   get(tenantId: string, keyId: string): Promise<ApiKeyRecord | undefined>;
@@ -109,8 +119,9 @@ export interface ApiKeyRepository {
    * Checks a presented `byok_<prefix>_<secret>` key: looks the prefix up (across tenants:
    * the prefix is what names the tenant), compares hashes in constant time, then checks
    * revocation and expiry at `now`. On success bumps last_used_at (at most once a minute).
+   * Only keys of `scope` (default `gateway`) match: a key of another scope is `invalid`.
    */
-  verify(presented: string, now?: Date): Promise<ApiKeyVerification>;
+  verify(presented: string, now?: Date, scope?: ApiKeyScope): Promise<ApiKeyVerification>;
 }
 
 /** A route as stored: targets in @byok/config's RouteTarget shape, validated by the writer. */
