@@ -15,7 +15,7 @@
  *   0 and count toward token budgets and rate limits only.
  *
  * Never throws into the engine for a policy decision; a store or Redis failure while admitting
- * refuses the attempt with an `internal` error (fail closed: nothing unmetered runs).
+ * refuses the attempt with a retryable `unavailable` error (fail closed: nothing unmetered runs).
  */
 import type { AttemptInfo, AttemptResult, RunMeter } from "@byok/agent";
 import type { RunError } from "@byok/protocol";
@@ -46,7 +46,8 @@ interface Ticket {
   price: Price | undefined;
 }
 
-const UNAVAILABLE: RunError = { kind: "internal", message: "Usage metering is unavailable right now; please retry." };
+// A dependency outage, not a fault of the request: retryable `unavailable` (docs/reliability.md).
+const UNAVAILABLE: RunError = { kind: "gateway_unavailable", message: "Usage metering is unavailable right now; please retry." };
 
 export function createRunMeter(opts: RunMeterOptions): RunMeter {
   const { store, budgets, rates } = opts;

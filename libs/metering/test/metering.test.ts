@@ -2,7 +2,9 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { createMemoryBudgetGuard, createMemoryRateLimiter, createRedisBudgetGuard, createRedisRateLimiter, type LoadMonthTotals } from "../src/index.js";
+import { endFor } from "@byok/protocol";
+import { createStore } from "@byok/store";
+import { createMemoryBudgetGuard, createMemoryRateLimiter, createRedisBudgetGuard, createRedisRateLimiter, createRunMeter, type LoadMonthTotals } from "../src/index.js";
 import { budgetContract } from "./budget-contract.js";
 import { rateContract } from "./rate-contract.js";
 
@@ -70,5 +72,32 @@ describe("redis", () => {
     expect(await admin.exists(`${p}:budget:{t-rebuild}:${new Date().toISOString().slice(0, 7)}:tenant`)).toBe(1);
     await g.close(); // borrowed connection stays open
     expect(await admin.ping()).toBe("PONG");
+  });
+});
+
+describe("run meter during a store outage", () => {
+  it("refuses the run and the attempt with a retryable unavailable, not internal (fail closed)", async () => {
+    // A real store, closed: every query fails as when the database cannot be reached.
+    const store = await createStore({ driver: "pglite", dataDir: undefined });
+    await store.close();
+    const errors: string[] = [];
+    const meter = createRunMeter({
+      store,
+      budgets: createMemoryBudgetGuard({ loadTotals: (t, m, u) => store.ledger.monthTotals(t, m, u) }),
+      rates: createMemoryRateLimiter(),
+      onError: (_err, where) => void errors.push(where),
+    });
+    const ref = { tenantId: "outage", requestId: "r1" };
+    const principal = { userId: undefined, keyId: "key-1", originalRequestId: undefined, ghostMode: false };
+    const run = await meter.admitRun(ref, principal);
+    expect(run).toMatchObject({ ok: false, error: { kind: "gateway_unavailable", message: expect.stringMatching(/retry/) } });
+    const attempt = await meter.admitAttempt({
+      ref, generation: 1, conversationId: "c1", modelCallId: "mc-1", attempt: 1, principal, modelId: "m",
+      provider: "openai-chat", upstreamModel: "sim-model", credentialsSource: "gateway", estimatedInputTokens: 10, maxOutputTokens: 10,
+    });
+    expect(attempt).toMatchObject({ ok: false, error: { kind: "gateway_unavailable" } });
+    expect(errors).toEqual(["admit_run", "admit_attempt"]);
+    // The engine maps the kind to the client's code: retryable unavailable.
+    expect(endFor(attempt.ok ? { kind: "internal", message: "" } : attempt.error)).toMatchObject({ code: "unavailable", detail: { isRetryable: true } });
   });
 });

@@ -53,9 +53,14 @@ interface TurnResult {
   /** The end-stream, or the HTTP refusal of the stream. */
   end: { ok: true } | { ok: false; code: string; message: string };
   reconnects: number;
+  /** What the client did and saw, with times: printed when a check of the turn fails. */
+  trail: string[];
 }
 
 const turnTag = (n: number) => `chaos-turn-${n}-`;
+/** The clock of the turns' trails and the kill log, so a failing turn can be read against the kills. */
+const T0 = Date.now();
+const killLog: string[] = [];
 
 describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (real processes, private Redis and Postgres)", () => {
   let c: TestCluster;
@@ -89,7 +94,8 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
       databaseUrl: pgServer.url,
       // Four services start at once, and their replacements while turns stream.
       startMs: 2 * SERVICE_START_MS,
-      env: { GATEWAY_FINISHED_RETENTION_MS: "900000" },
+      // A lost exec answer shows as a tool timeout within a minute, not a 10-minute hang.
+      env: { GATEWAY_FINISHED_RETENTION_MS: "900000", GATEWAY_TOOL_TIMEOUT_MS: "60000" },
     });
     live.ingress.push(...c.ingress);
     live.workers.push(...c.workers);
@@ -135,10 +141,13 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     let seqno = 1;
     let reconnects = 0;
     const answered = new Set<string>();
+    const trail: string[] = [];
+    const note = (what: string) => void trail.push(`+${Date.now() - T0}ms ${what}`);
     const appendNext = async (msg: AgentClientMessage) => {
       const s = seqno++;
       for (;;) {
         const r = await client().append(requestId, s, msg, { headers }).catch(() => ({ ok: false as const, code: "connection" }));
+        note(`append seqno=${s} ${msg.message.case}: ${r.ok ? "ok" : `${r.code}${"message" in r ? ` ${String(r.message)}` : ""}`}`);
         if (r.ok) return;
         // A refusal is final (the turn's end tells why); a dead replica is not.
         if (r.code !== "connection") return;
@@ -148,6 +157,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     const open = async (resumeAfter: number) => {
       for (;;) {
         try {
+          note(`RunSSE resume-after=${resumeAfter}`);
           return (await client().runSse(requestId, { headers, resumeAfter })).frames;
         } catch {
           await sleep(200);
@@ -162,6 +172,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         out = await collectItems(items, async (m) => {
           read.push(m);
           progress.frames++;
+          note(`frame ${read.length}: ${m.message.case}${m.message.case === "execServerMessage" ? `/${m.message.value.message.case}` : ""}`);
           if (m.message.case !== "execServerMessage") return;
           const exec = m.message.value;
           if (exec.message.case !== "readArgs") return;
@@ -187,10 +198,11 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         });
       } catch (err) {
         // An HTTP refusal (the replica could not serve the stream) ends the turn like an end-stream.
-        if (err instanceof ConnectHttpError) return { plan: p, requestId, read, end: { ok: false, code: err.error.code, message: err.error.message }, reconnects };
+        if (err instanceof ConnectHttpError) return { plan: p, requestId, read, end: { ok: false, code: err.error.code, message: err.error.message }, reconnects, trail };
+        note(`stream broke: ${err instanceof Error ? err.message : String(err)}`);
         out = undefined; // the connection died with its replica
       }
-      if (out?.end) return { plan: p, requestId, read, end: out.end.ok ? { ok: true } : { ok: false, code: out.end.code, message: out.end.message }, reconnects };
+      if (out?.end) return { plan: p, requestId, read, end: out.end.ok ? { ok: true } : { ok: false, code: out.end.code, message: out.end.message }, reconnects, trail };
       reconnects++;
       items = await open(read.length);
     }
@@ -202,38 +214,47 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     await db.connect();
     try {
       for (const t of turns) {
-        const { plan: p, requestId } = t;
-        expect(t.end, requestId).toEqual({ ok: true });
-        const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, { tenantId: "default", requestId }, 1));
-        expect(encodeFrames(t.read), requestId).toEqual(encodeFrames(stored));
-        counts.framesChecked += stored.length;
-        // Every provider request of the turn carried the full prompt; after the tool result, every pass carried it too.
-        const mine = c.sim.requests.filter((r) => r.rawBody.includes(turnTag(p.n)));
-        for (const r of mine) expect(r.rawBody, requestId).toContain(p.prompt);
-        const passes = p.tool ? 2 : 1;
-        if (p.tool) expect(mine.some((r) => r.rawBody.includes(p.fileContent)), `${requestId}: the model got the tool result`).toBe(true);
-        const rows = await db.query<{ outcome: string; model_call_id: string }>(
-          `SELECT outcome, model_call_id FROM "${c.schema}".usage_ledger WHERE request_id = $1`,
-          [requestId],
-        );
-        // One row per provider request; beyond those only `interrupted` rows: a takeover marks the
-        // cut attempt, which the dead owner may have killed before its request left.
-        const interrupted = rows.rows.filter((x) => x.outcome === "interrupted").length;
-        expect(rows.rows.length, `${requestId}: one ledger row per provider request`).toBeGreaterThanOrEqual(mine.length);
-        expect(rows.rows.length - mine.length, `${requestId}: extra rows are interrupted marks`).toBeLessThanOrEqual(interrupted);
-        const ok = rows.rows.filter((x) => x.outcome === "ok");
-        expect(ok, `${requestId}: one ok per pass`).toHaveLength(passes);
-        expect(new Set(ok.map((x) => x.model_call_id)).size, `${requestId}: one ok per model call`).toBe(passes);
-        counts.ledgerRows += rows.rows.length;
-        counts.providerRequests += mine.length;
-        counts.turns++;
-        counts.reconnects += t.reconnects;
-        if (p.ghost) counts.ghostTurns++;
-        if (p.tool) counts.toolTurns++;
+        try {
+          await checkTurn(db, t);
+        } catch (err) {
+          console.log(`CHAOS failed turn ${t.requestId} (ghost=${t.plan.ghost}, tool=${t.plan.tool}):\n${[...killLog, ...t.trail].join("\n")}`);
+          throw err;
+        }
       }
     } finally {
       await db.end();
     }
+  }
+
+  async function checkTurn(db: pg.Client, t: TurnResult): Promise<void> {
+    const { plan: p, requestId } = t;
+    expect(t.end, requestId).toEqual({ ok: true });
+    const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, { tenantId: "default", requestId }, 1));
+    expect(encodeFrames(t.read), requestId).toEqual(encodeFrames(stored));
+    counts.framesChecked += stored.length;
+    // Every provider request of the turn carried the full prompt; after the tool result, every pass carried it too.
+    const mine = c.sim.requests.filter((r) => r.rawBody.includes(turnTag(p.n)));
+    for (const r of mine) expect(r.rawBody, requestId).toContain(p.prompt);
+    const passes = p.tool ? 2 : 1;
+    if (p.tool) expect(mine.some((r) => r.rawBody.includes(p.fileContent)), `${requestId}: the model got the tool result`).toBe(true);
+    const rows = await db.query<{ outcome: string; model_call_id: string; attempt: number; created_at: Date }>(
+      `SELECT outcome, model_call_id, attempt, created_at FROM "${c.schema}".usage_ledger WHERE request_id = $1 ORDER BY created_at`,
+      [requestId],
+    );
+    // One row per provider request; beyond those only `interrupted` rows: a takeover marks the
+    // cut attempt, which the dead owner may have killed before its request left.
+    const interrupted = rows.rows.filter((x) => x.outcome === "interrupted").length;
+    expect(rows.rows.length, `${requestId}: one ledger row per provider request`).toBeGreaterThanOrEqual(mine.length);
+    expect(rows.rows.length - mine.length, `${requestId}: extra rows are interrupted marks`).toBeLessThanOrEqual(interrupted);
+    const ok = rows.rows.filter((x) => x.outcome === "ok");
+    expect(ok, `${requestId}: one ok per pass; rows ${JSON.stringify(rows.rows)}`).toHaveLength(passes);
+    expect(new Set(ok.map((x) => x.model_call_id)).size, `${requestId}: one ok per model call`).toBe(passes);
+    counts.ledgerRows += rows.rows.length;
+    counts.providerRequests += mine.length;
+    counts.turns++;
+    counts.reconnects += t.reconnects;
+    if (p.ghost) counts.ghostTurns++;
+    if (p.tool) counts.toolTurns++;
   }
 
   const everyProcessAlive = () => {
@@ -288,6 +309,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         const victim = pool.splice(at, 1)[0]!;
         victim.signal("SIGKILL");
         await victim.exited;
+        killLog.push(`+${Date.now() - T0}ms killed ${kind} ${victim.name}`);
         counts.kills++;
         const respawnKind: ServiceKind = kind === "workers" ? "worker" : "ingress";
         // Restarted in the background, so a kill of the other kind does not wait for it.

@@ -120,7 +120,9 @@ describe("observability across ingress and worker processes", () => {
     expect(workerText).toMatch(/^byok_queue_depth\{state="waiting"\} 0$/m);
     // Ingress metrics: the appends, the stream, every frame delivered live.
     const i = metricDelta(beforeIngress, await scrapeMetrics(ingress!.url));
-    expect(i("byok_bidi_appends_total", { outcome: "accepted" })).toBe(r.appends.length);
+    // The KV answers travel together (a Cursor client does not wait for one before the next), so
+    // one may reach the gate ahead of its predecessor and be buffered until the gap fills.
+    expect(i("byok_bidi_appends_total", { outcome: "accepted" }) + i("byok_bidi_appends_total", { outcome: "buffered" })).toBe(r.appends.length);
     expect(i("byok_run_sse_streams_total", { end_code: "ok" })).toBe(1);
     expect(i("byok_run_sse_open")).toBe(0);
     const delivered = i("byok_frames_delivered_total");
