@@ -63,6 +63,12 @@ export const LimitsSchema = z.object({
   maxInputEntries: z.coerce.number().int().min(10).default(10_000),
   /** RunSSE streams one process serves at once; past it a new one ends `resource_exhausted` at once. */
   maxRunSseStreams: z.coerce.number().int().min(1).default(20_000),
+  /**
+   * TCP connections one edge process holds at once (keep-alive sockets, BidiAppends, RunSSE
+   * streams, HTTP/2 sessions); a request on a connection past it is answered
+   * `resource_exhausted` (retryable, `retry-after: 1`) and that connection closed.
+   */
+  maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(30_000),
 });
 
 /**

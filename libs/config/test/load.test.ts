@@ -37,6 +37,12 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_BUDGET_LEASE_TTL_MS: "3600001" })).toThrow(/budgetLeaseTtlMs/);
   });
 
+  it("reads the connection limit (default 30000) and refuses one that is not a positive integer up to 1,000,000", () => {
+    expect(loadConfig({}).limits.maxConnections).toBe(30_000);
+    expect(loadConfig({ GATEWAY_MAX_CONNECTIONS: "500" }).limits.maxConnections).toBe(500);
+    for (const bad of ["0", "-1", "1.5", "many", "1000001"]) expect(() => loadConfig({ GATEWAY_MAX_CONNECTIONS: bad })).toThrow(/maxConnections/);
+  });
+
   it("loads routes from a YAML file and lets GATEWAY_ROUTES_JSON win per model id", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     const file = join(dir, "gateway.yaml");

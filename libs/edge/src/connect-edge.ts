@@ -62,6 +62,23 @@ export function writeUnaryError(res: ServerResponse, status: number, err: Connec
   res.writeHead(status, { "content-type": "application/json" }).end(errorToJsonBytes(err, {}));
 }
 
+/**
+ * Answers a refusal decided from the headers alone (authentication, a connection past the
+ * limit) as the route's protocol answers errors: a Connect stream (`application/connect+…`)
+ * ends at once with it, anything else gets the unary JSON error with its HTTP status. The body
+ * is not read.
+ */
+export function writeRefusal(req: IncomingMessage, res: ServerResponse, headers: Headers, err: ConnectError): void {
+  req.resume();
+  if (/^application\/connect\+/i.test(headers.get("content-type") ?? "")) writeStreamError(res, streamTypeOf(headers), err);
+  else writeUnaryError(res, codeToHttpStatus(err.code), err);
+}
+
+/** The content type of a stream's response: `text/event-stream` for Cursor's RunSSE, else Connect's own. */
+export function streamTypeOf(headers: Headers): string {
+  return headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto";
+}
+
 /** Answers like a Connect stream that ends at once with `error` (HTTP 200 + end-stream). */
 export function writeStreamError(res: ServerResponse, contentType: string, error: ConnectError): void {
   res.writeHead(200, { "content-type": contentType, "cache-control": "no-cache" });

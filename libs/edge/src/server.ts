@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { ConnectError, type ConnectRouter, type HandlerContext } from "@connectrpc/connect";
-import { codeToHttpStatus } from "@connectrpc/connect/protocol-connect";
 import type { Bus, RunDispatcher } from "@byok/bus";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { BidiService } from "@byok/wire";
@@ -8,11 +7,11 @@ import { authenticateCaller, principalOf, type Authenticator, type Principal } f
 import { createBidiAppendHandler, createClientAppender } from "./bidi-append.js";
 import { RUN_PATH, serveRun } from "./run.js";
 import type { OpenStreams } from "./open-streams.js";
-import { createConnectEdge, writeStreamError, writeUnaryError, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
+import { createConnectEdge, streamTypeOf, writeRefusal, writeStreamError, writeUnaryError, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
 import { readRunSseRequest } from "./run-sse-request.js";
 import { headersOf, serveRunSse } from "./run-sse-stream.js";
-import { invalidArgument } from "./errors.js";
+import { invalidArgument, overloaded } from "./errors.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 export const BIDI_APPEND_PATH = "/aiserver.v1.BidiService/BidiAppend";
@@ -70,11 +69,7 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     try {
       return await authenticateCaller(deps.auth, headers, deps.logger);
     } catch (err) {
-      req.resume();
-      const e = ConnectError.from(err);
-      const contentType = headers.get("content-type") ?? "";
-      if (/^application\/connect\+/i.test(contentType)) writeStreamError(res, streamTypeOf(headers), e);
-      else writeUnaryError(res, codeToHttpStatus(e.code), e);
+      writeRefusal(req, res, headers, ConnectError.from(err));
       return undefined;
     }
   };
@@ -152,7 +147,20 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
   };
 }
 
-/** The content type of a RunSSE response: `text/event-stream` for Cursor, else Connect's own. */
-function streamTypeOf(headers: Headers): string {
-  return headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto";
+/**
+ * How every request on a connection past GATEWAY_MAX_CONNECTIONS is answered (the listener
+ * closes the connection after it): `resource_exhausted`, retryable, `retry-after: 1`, as the
+ * route's protocol answers errors; the body is not read.
+ */
+export function createConnectionRefusal(maxConnections: number): NodeHandler {
+  const error = overloaded(
+    `This gateway replica already holds ${maxConnections} connections (GATEWAY_MAX_CONNECTIONS); retry shortly or on another replica.`,
+  );
+  return (req, res) => {
+    res.setHeader("retry-after", String(CONNECTION_RETRY_AFTER_S));
+    writeRefusal(req, res, headersOf(req), error);
+  };
 }
+
+/** The `retry-after` (seconds) of a request refused past the connection limit. */
+const CONNECTION_RETRY_AFTER_S = 1;

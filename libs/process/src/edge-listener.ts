@@ -7,15 +7,29 @@
  *   HTTP/1.1 otherwise (node's http2.createServer has no allowHTTP1 for cleartext, so the first
  *   bytes decide).
  * The HTTP/1.1 server keeps its own connection bookkeeping (closeAllConnections, drain).
+ *
+ * Connection limit (GATEWAY_MAX_CONNECTIONS, README "Limits"): every accepted TCP connection
+ * counts (keep-alive sockets, a BidiAppend's, an HTTP/2 session with all its streams) until it
+ * closes. A connection that arrives past the limit is not dropped (a client would see a reset or
+ * a hang): it goes to a refusing server of its protocol that answers each request with
+ * `connections.refuse` (a retryable Connect error) and then closes it — HTTP/1.1 with
+ * `connection: close`, HTTP/2 with GOAWAY after the first answered stream — or closes it after
+ * REFUSED_IDLE_MS if nothing is asked.
  */
 import { readFileSync } from "node:fs";
 import { createServer as createHttp1Server, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createH2Server, type Http2Server, type Http2Session } from "node:http2";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
+import type { GatewayMetrics } from "@byok/telemetry";
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+/** A connection refused past the limit that asks nothing is closed after this. */
+const REFUSED_IDLE_MS = 10_000;
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 export interface EdgeListener {
   /** The HTTP/1.1 server (timeouts, connection tracking, drain). It does not listen itself. */
@@ -34,9 +48,11 @@ export interface EdgeListenOptions {
   host: string;
   port: number;
   tls: { certFile: string; keyFile: string } | undefined;
+  /** The connection limit; `refuse` answers every request of a connection past `max`. */
+  connections?: { max: number; refuse: Handler; metrics?: GatewayMetrics };
 }
 
-export async function listenEdge(handler: (req: IncomingMessage, res: ServerResponse) => void, opts: EdgeListenOptions): Promise<EdgeListener> {
+export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Promise<EdgeListener> {
   const http1 = createHttp1Server(handler);
   // Many long-lived streams: no per-request timeout, keep-alive as usual.
   http1.requestTimeout = 0;
@@ -49,12 +65,33 @@ export async function listenEdge(handler: (req: IncomingMessage, res: ServerResp
     s.once("close", () => sessions.delete(s));
   });
 
-  const route = (socket: Socket, h2: boolean) => (h2 ? http2 : http1).emit("connection", socket);
+  const limit = opts.connections;
+  const refusing = limit ? refusingServers(limit.refuse) : undefined;
+  let open = 0;
+  /** Counts the connection in (false past the limit: it is refused, and not counted). */
+  const admit = (socket: Socket): boolean => {
+    if (!limit) return true;
+    if (open >= limit.max) {
+      limit.metrics?.connectionsRefused.inc();
+      socket.setTimeout(REFUSED_IDLE_MS, () => socket.destroy());
+      return false;
+    }
+    open++;
+    limit.metrics?.connectionsOpen.set(open);
+    socket.once("close", () => {
+      open--;
+      limit.metrics?.connectionsOpen.set(open);
+    });
+    return true;
+  };
+  const route = (socket: Socket, h2: boolean, admitted: boolean) =>
+    (admitted ? (h2 ? http2 : http1) : h2 ? refusing!.http2 : refusing!.http1).emit("connection", socket);
   const listener = opts.tls
     ? createTlsServer({ cert: readFileSync(opts.tls.certFile), key: readFileSync(opts.tls.keyFile), ALPNProtocols: ["h2", "http/1.1"] }, (s: TLSSocket) =>
-        route(s, s.alpnProtocol === "h2"),
+        route(s, s.alpnProtocol === "h2", admit(s)),
       )
     : createNetServer((socket) => {
+        const admitted = admit(socket);
         socket.once("readable", function sniff() {
           const head: Buffer | null = socket.read(Math.min(H2_PREFACE.length, socket.readableLength)) as Buffer | null;
           if (head === null) return void socket.once("readable", sniff);
@@ -63,7 +100,7 @@ export async function listenEdge(handler: (req: IncomingMessage, res: ServerResp
           if (head.length < H2_PREFACE.length && H2_PREFACE.subarray(0, head.length).equals(head)) {
             return void socket.once("readable", sniff);
           }
-          route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length);
+          route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length, admitted);
         });
       });
   await new Promise<void>((resolve, reject) => {
@@ -84,7 +121,45 @@ export async function listenEdge(handler: (req: IncomingMessage, res: ServerResp
       const done = stopAccepting();
       for (const s of sessions) s.destroy();
       http1.closeAllConnections();
+      refusing?.close();
       await done;
+    },
+  };
+}
+
+/**
+ * The servers of connections past the limit: each request is answered by `refuse` and the
+ * connection then closed (HTTP/1.1: `connection: close`; HTTP/2: GOAWAY once a stream was
+ * answered, so the client opens a new connection, to this replica or another).
+ */
+function refusingServers(refuse: Handler): { http1: Server; http2: Http2Server; close(): void } {
+  const http1 = createHttp1Server((req, res) => {
+    res.setHeader("connection", "close");
+    refuse(req, res);
+  });
+  http1.headersTimeout = REFUSED_IDLE_MS;
+  http1.requestTimeout = REFUSED_IDLE_MS;
+  const http2 = createH2Server(refuse as unknown as Parameters<typeof createH2Server>[0]);
+  const sessions = new Set<Http2Session>();
+  http2.on("session", (s) => {
+    sessions.add(s);
+    s.once("close", () => sessions.delete(s));
+    s.setTimeout(REFUSED_IDLE_MS, () => s.destroy());
+  });
+  http2.on("stream", (stream) => {
+    const session = stream.session;
+    stream.once("close", () => {
+      if (!session || session.closed || session.destroyed) return;
+      session.goaway();
+      session.close();
+    });
+  });
+  return {
+    http1,
+    http2,
+    close() {
+      for (const s of sessions) s.destroy();
+      http1.closeAllConnections();
     },
   };
 }

@@ -6,7 +6,7 @@ import { createDashboardHandler } from "@byok/dashboard";
 import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
-import { authenticatorFromConfig, OpenStreams } from "@byok/edge";
+import { authenticatorFromConfig, createConnectionRefusal, OpenStreams } from "@byok/edge";
 import type { BudgetGuard, RateLimiter } from "@byok/metering";
 import type { RetryPolicy } from "@byok/protocol";
 import { kekFor, listenEdge, openGatewayStore } from "@byok/process";
@@ -112,7 +112,12 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       dashboard: admin ? createDashboardHandler({ adminApiBase: ADMIN_PATH_PREFIX }) : undefined,
       compat,
     }),
-    { host: config.host, port: config.port, tls: config.controlPlane.tls },
+    {
+      host: config.host,
+      port: config.port,
+      tls: config.controlPlane.tls,
+      connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
+    },
   );
   const server: Server = edge.http1;
   const url = edge.url;

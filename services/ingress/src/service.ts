@@ -4,7 +4,7 @@ import { createBullmqDispatcher, type Bus, type BullmqDispatcher } from "@byok/b
 import type { CompatHandler } from "@byok/compat";
 import type { ControlPlane } from "@byok/control-plane";
 import { redisTargetOf, type GatewayConfig } from "@byok/config";
-import { createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
+import { createConnectionRefusal, createOpenAuthenticator, OpenStreams, type Authenticator } from "@byok/edge";
 import { listenEdge, openRedisBus } from "@byok/process";
 import { createLogger, createMetrics, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import { createIngressHandler } from "./handler.js";
@@ -84,7 +84,12 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     streams,
   });
   // HTTP/1.1 and HTTP/2 (h2 over TLS when configured, else h2c) on one port.
-  const edge = await listenEdge(handler, { host: config.host, port: config.port, tls: config.controlPlane.tls });
+  const edge = await listenEdge(handler, {
+    host: config.host,
+    port: config.port,
+    tls: config.controlPlane.tls,
+    connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
+  });
   const server = edge.http1;
   let closing: Promise<void> | undefined;
   const close = () => {

@@ -41,6 +41,10 @@ export interface GatewayMetrics {
   readonly bidiAppends: Counter<"outcome">;
   /** Open RunSSE connections. */
   readonly runSseOpen: Gauge;
+  /** TCP connections the edge holds (counted against GATEWAY_MAX_CONNECTIONS). */
+  readonly connectionsOpen: Gauge;
+  /** Connections past GATEWAY_MAX_CONNECTIONS (answered `resource_exhausted`, then closed). */
+  readonly connectionsRefused: Counter;
   /** Finished RunSSE streams by end-stream code (`ok`, a Connect code name, or `client_gone`). */
   readonly runSseStreams: Counter<"end_code">;
   /** AgentServerMessage frames written to RunSSE readers (heartbeats included). */
@@ -163,6 +167,8 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     registry,
     bidiAppends: new Counter({ name: `${p}bidi_appends_total`, help: "BidiAppend calls by outcome", labelNames: ["outcome"], registers }),
     runSseOpen: new Gauge({ name: `${p}run_sse_open`, help: "Open RunSSE connections", registers }),
+    connectionsOpen: new Gauge({ name: `${p}connections_open`, help: "TCP connections the edge holds (GATEWAY_MAX_CONNECTIONS)", registers }),
+    connectionsRefused: new Counter({ name: `${p}connections_refused_total`, help: "Connections refused past GATEWAY_MAX_CONNECTIONS", registers }),
     runSseStreams: new Counter({ name: `${p}run_sse_streams_total`, help: "Finished RunSSE streams by end-stream code", labelNames: ["end_code"], registers }),
     framesDelivered: new Counter({ name: `${p}frames_delivered_total`, help: "AgentServerMessage frames written to RunSSE readers", registers }),
     controlPlaneCalls: new Counter({
