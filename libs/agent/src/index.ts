@@ -7,3 +7,4 @@ export {
   UNMETERED, type RunMeter, type AttemptInfo, type AttemptResult, type Admission,
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
+export { providerCallTelemetry, type ProviderCallTelemetry, type ModelCallTelemetry } from "./run/telemetry.js";

@@ -7,10 +7,10 @@
  * request's API gets the caller's own body (passthrough); any other the translated call.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import type { AttemptInfo, RunMeter, TargetResolution } from "@byok/agent";
+import { providerCallTelemetry, type AttemptInfo, type RunMeter, type TargetResolution } from "@byok/agent";
 import { estimateInputTokens, estimateTokens, estimateUsage, OutputMeter } from "@byok/providers";
 import { decideAfterFailure, runErrorFromProvider, ProviderError, type RetryPolicy, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
-import type { Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { CompatError, compatErrorFromRun } from "./errors.js";
 
 /** The vendor API a compatible request speaks. */
@@ -78,6 +78,8 @@ export interface CompatCallDeps {
   meter: RunMeter;
   retryPolicy: RetryPolicy;
   logger: Logger;
+  /** The process's metrics: GenAI histograms, retries and refusals of these calls (docs/observability.md). */
+  metrics?: GatewayMetrics;
 }
 
 /** Where the events of an attempt go: a vendor renderer (buffering, or streaming to the caller). */
@@ -116,6 +118,9 @@ export async function runCall(
   signal: AbortSignal,
 ): Promise<CallResult> {
   const ref = { tenantId: principal.tenantId, requestId };
+  // Each attempt is a `chat {model}` CLIENT span (child of the request's span) with the GenAI
+  // metrics, as in a run; request and response content never enter these spans.
+  const telemetry = providerCallTelemetry(deps.metrics, principal.tenantId);
   const meterPrincipal = { userId: principal.userId, keyId: principal.keyId, originalRequestId: undefined, ghostMode: false };
   const resolution = await deps.resolveTargets(call.modelId, principal.tenantId);
   if (!resolution.ok) {
@@ -123,7 +128,10 @@ export async function runCall(
     throw compatErrorFromRun(resolution.error, call.modelId);
   }
   const admitted = await deps.meter.admitRun(ref, meterPrincipal, call.modelId);
-  if (!admitted.ok) throw compatErrorFromRun(admitted.error, call.modelId);
+  if (!admitted.ok) {
+    telemetry.refused(admitted.error);
+    throw compatErrorFromRun(admitted.error, call.modelId);
+  }
 
   // A target that speaks another API needs the translation: without one, only same-API targets serve.
   const neutral = call.neutral instanceof CompatError ? undefined : call.neutral;
@@ -157,7 +165,10 @@ export async function runCall(
       maxOutputTokens: outputCap,
     };
     const admission = await deps.meter.admitAttempt(info);
-    if (!admission.ok) throw compatErrorFromRun(admission.error, call.modelId);
+    if (!admission.ok) {
+      telemetry.refused(admission.error);
+      throw compatErrorFromRun(admission.error, call.modelId);
+    }
 
     const startedAt = Date.now();
     const output = new OutputMeter();
@@ -168,6 +179,7 @@ export async function runCall(
     let stopReason: StopReason | undefined;
     let outcome: "ok" | "cancelled" | "failed" | "retried" = "failed";
     let failure: ProviderError | undefined;
+    const observed = telemetry.modelCall(target, { modelCallId, attempt, conversationId: requestId }, undefined);
     try {
       const stream = deps.adapterFor(target.kind).stream({
         target, instructions: neutral?.instructions ?? "", items: neutral?.items ?? [], tools: neutral?.tools ?? [],
@@ -189,12 +201,14 @@ export async function runCall(
       for await (const ev of stream) {
         firstEventAt ??= Date.now();
         firstEventMark ??= performance.now();
+        observed.chunk();
         if (ev.type === "text_delta" || ev.type === "tool_call_delta") output.add(ev.type === "text_delta" ? ev.text : ev.argsDelta);
         if (ev.type === "reasoning_delta") output.add(ev.text, true);
         if (ev.type === "completed") {
           usage = ev.usage;
           stopReason = ev.stopReason;
           outcome = "ok";
+          observed.completed(ev.usage, ev.stopReason, ev.responseModel);
         }
         if (!passthrough) sink.event(ev);
       }
@@ -202,6 +216,9 @@ export async function runCall(
       failure = err instanceof ProviderError ? err : new ProviderError("network", "The model provider connection failed.", { cause: err });
       usage = failure.partialUsage;
       outcome = failure.kind === "cancelled" || signal.aborted ? "cancelled" : "failed";
+      if (outcome === "failed") observed.failed(failure.kind, failure.partialUsage);
+    } finally {
+      observed.cancelled(); // no-op unless nothing above ended the call (the caller went away)
     }
     // What follows a failure, as for a run (decideAfterFailure): a retry of this target, the next
     // target, or the end — only while nothing reached the caller; there is no compaction here.
@@ -228,6 +245,7 @@ export async function runCall(
     if (failure === undefined) throw new CompatError("upstream", "The model provider ended the answer without completing it.");
     if (outcome === "cancelled") throw new CompatError("internal", "The request was canceled.");
     deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, next: next?.action ?? "fail" }, "compatible endpoint model call failed");
+    if (next?.action === "retry" || next?.action === "failover") telemetry.retried(target.kind, failure.kind, next.action);
     if (next?.action === "retry") {
       retries[phase]++;
       await sleep(next.delayMs, undefined, { signal }).catch(() => undefined);

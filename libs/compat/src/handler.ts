@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { ATTR, SPAN } from "@byok/telemetry";
 import { countTokens, messages } from "./anthropic/messages.js";
 import type { CompatCallDeps, CompatPrincipal } from "./call.js";
 import type { Endpoint } from "./endpoint.js";
@@ -7,6 +9,8 @@ import { asCompatError, CompatError } from "./errors.js";
 import { readJsonBody, sendJson } from "./http.js";
 import { chatCompletions } from "./openai/chat.js";
 import { responses } from "./openai/responses.js";
+
+const tracer = trace.getTracer("@byok/compat");
 
 /** The OpenAI- and Anthropic-compatible paths this handler serves. */
 export const COMPAT_PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens"] as const;
@@ -70,19 +74,27 @@ export function createCompatHandler(deps: CompatHandlerDeps): CompatHandler {
     res.once("close", () => {
       if (!res.writableFinished) gone.abort();
     });
-    void (async () => {
+    // The request's span: its provider calls (one CLIENT span per attempt) are its children.
+    const span = tracer.startSpan(SPAN.compatRequest, { kind: SpanKind.SERVER, attributes: { [ATTR.httpRoute]: path } });
+    void context.with(trace.setSpan(context.active(), span), async () => {
       try {
         if (req.method !== "POST") throw new CompatError("invalid_request", `${req.method ?? "GET"} is not supported on ${path}; use POST`);
         const principal = await principalOf(deps.auth, headersOf(req, anthropic));
+        span.setAttribute(ATTR.tenantId, principal.tenantId);
         const body = await readJsonBody(req, deps.maxBodyBytes);
         await endpoint.serve({ deps, principal, body, res, signal: gone.signal });
       } catch (err) {
         const e = asCompatError(err);
+        span.setAttribute(ATTR.errorType, e.kind);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: e.kind });
         if (e.kind === "internal" && !(err instanceof CompatError)) deps.logger.error({ err: err instanceof Error ? err.name : "unknown", path }, "compatible endpoint failed");
         if (res.headersSent) res.end();
         else sendJson(res, req.method === "POST" ? e.status : 405, endpoint.errorBody(e));
+      } finally {
+        span.setAttribute(ATTR.httpResponseStatusCode, res.statusCode);
+        span.end();
       }
-    })();
+    });
     return true;
   };
 }

@@ -2,7 +2,7 @@ import type { RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
 import { createCompatHandler, type CompatAuthenticator, type CompatHandler } from "@byok/compat";
 import { retryPolicy, type RetryPolicy } from "@byok/protocol";
-import type { Logger } from "@byok/telemetry";
+import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { providerAdapters } from "./engine.js";
 import type { RouteAsk } from "./routes.js";
 
@@ -16,6 +16,7 @@ export function createServiceCompat(opts: {
   auth: CompatAuthenticator;
   tenancy: { meter: RunMeter; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> };
   logger: Logger;
+  metrics: GatewayMetrics;
   retry?: Partial<RetryPolicy>;
 }): CompatHandler {
   const { config, tenancy } = opts;
@@ -26,6 +27,7 @@ export function createServiceCompat(opts: {
     meter: tenancy.meter,
     retryPolicy: retryPolicy(opts.retry),
     logger: opts.logger,
+    metrics: opts.metrics,
     maxBodyBytes: config.limits.maxPayloadBytes,
   });
 }

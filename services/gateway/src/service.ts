@@ -83,7 +83,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
     logger,
   });
   // OpenAI- and Anthropic-compatible endpoints on the same routes, meter and retry policy.
-  const compat = createServiceCompat({ config, auth: controlPlane.auth, tenancy, logger, ...(opts.retry ? { retry: opts.retry } : {}) });
+  const compat = createServiceCompat({ config, auth: controlPlane.auth, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
   const admin = config.adminKey
     ? createAdminHandler({
         store,

@@ -21,7 +21,7 @@ try {
     controlPlane: ({ metrics, logger }) => createControlPlane({ config, store, baseAuth: auth, tokenKeys, metrics, logger }),
     // Budgets and rate limits on the same Redis as the workers', so limits hold across both.
     compat: ({ auth: edgeAuth, logger, metrics }) =>
-      createServiceCompat({ config, auth: edgeAuth, tenancy: tenancyEngineDeps({ store, config, env: process.env, ...meteringFor(config, store), logger, metrics }), logger }),
+      createServiceCompat({ config, auth: edgeAuth, tenancy: tenancyEngineDeps({ store, config, env: process.env, ...meteringFor(config, store), logger, metrics }), logger, metrics }),
     ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}),
   });
   svc.logger.info({ url: svc.url, name: svc.name }, "ingress started");

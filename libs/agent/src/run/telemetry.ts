@@ -277,3 +277,11 @@ function spanContextOf(span: Span | undefined) {
     ...(sc.traceState ? { traceState: sc.traceState.serialize() } : {}),
   });
 }
+
+/** The provider-call part of a run's telemetry, for provider calls made outside a run (the compatible endpoints). */
+export type ProviderCallTelemetry = Pick<RunTelemetry, "modelCall" | "retried" | "refused">;
+
+/** GenAI spans and metrics, retries and refusals of `tenantId`'s provider calls outside a run. */
+export function providerCallTelemetry(metrics: GatewayMetrics | undefined, tenantId: string): ProviderCallTelemetry {
+  return new RunTelemetry(metrics, tenantId);
+}

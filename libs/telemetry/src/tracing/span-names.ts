@@ -18,6 +18,8 @@ export const SPAN = {
   jobDispatch: "gateway.job_dispatch",
   /** CONSUMER, worker: one generation's run; child of its first input entry, linked to the job. */
   run: "gateway.run",
+  /** SERVER, ingress: one request to an OpenAI- or Anthropic-compatible endpoint (docs/compat.md); parent of its provider calls. */
+  compatRequest: "gateway.compat_request",
 } as const;
 
 export type SpanName = (typeof SPAN)[keyof typeof SPAN];
@@ -63,6 +65,9 @@ export const ATTR = {
   phaseFrom: "byok.phase.from",
   phaseTo: "byok.phase.to",
   transitionCause: "byok.transition.cause",
+  /** HTTP semantic conventions, on `gateway.compat_request`. */
+  httpRoute: "http.route",
+  httpResponseStatusCode: "http.response.status_code",
   messagingSystem: "messaging.system",
   messagingOperation: "messaging.operation.type",
   errorType: "error.type",
