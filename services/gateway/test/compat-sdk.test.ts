@@ -268,6 +268,22 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     expect(refused.map((r) => [r.budgetExhausted, r.rateLimited, r.unknownModel])).toEqual([[2, 0, 0]]);
   });
 
+  it("an unpriced model under a cost budget is a 403 in each vendor's shape naming the model, before any provider call", async () => {
+    expect((await admin("POST", "/v1/tenants", { tenantId: "unpriced", name: "Unpriced", limits: { tenant: { monthlyCostMicroUsd: 1_000_000_000 } } })).status).toBe(201);
+    const key = (await admin("POST", "/v1/tenants/unpriced/keys", { name: "k" })).body["secret"] as string;
+    expect((await admin("PUT", "/v1/tenants/unpriced/credentials/sim", { credential: { kind: "api_key", apiKey: SIM_KEY } })).status).toBe(200);
+    expect((await admin("PUT", "/v1/tenants/unpriced/routes/chat-model", { targets: [{ provider: "openai-chat", model: "sim-no-price", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] })).status).toBe(200);
+    const before = h.sim.requests.length;
+    const e = await openai(key).chat.completions.create({ model: "chat-model", messages: [{ role: "user", content: "hi" }] }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    expect(e).toMatchObject({ status: 403, type: "invalid_request_error" });
+    expect((e as Error).message).toMatch(/sim-no-price .*price set openai-chat sim-no-price/);
+    const a = await anthropic(key).messages.create({ model: "chat-model", max_tokens: 100, messages: [{ role: "user", content: "hi" }] }).catch((x: unknown) => x);
+    expect(a).toBeInstanceOf(Anthropic.PermissionDeniedError);
+    expect(JSON.stringify((a as InstanceType<typeof Anthropic.APIError>).error)).toMatch(/permission_error.*sim-no-price/);
+    expect(h.sim.requests.length).toBe(before);
+  });
+
   it("a run-start rate limit is a 429; a body over the payload limit a 413; a provider down after every retry a 503", async () => {
     expect((await admin("POST", "/v1/tenants", { tenantId: "slow", name: "Slow", limits: { rate: { runStartsPerMinute: 1 } } })).status).toBe(201);
     const key = (await admin("POST", "/v1/tenants/slow/keys", { name: "k" })).body["secret"] as string;
