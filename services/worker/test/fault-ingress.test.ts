@@ -59,8 +59,8 @@ describe("ingress faults (real processes)", () => {
     const before = await waitFor(async () => ((await countConns()) >= 3 ? await countConns() : undefined), 10_000, "replica connections");
     const client = createCursorClient({ baseUrl: replica.url, authToken: c.authToken });
     const abort = new AbortController();
-    // Response headers come with the first frame, so the requests are not awaited: the streams
-    // are open once the replica subscribed each request's wake channel.
+    // The streams are not awaited one by one: they are open once the replica subscribed each
+    // request's wake channel.
     const opened = Array.from({ length: 500 }, (_, i) => client.runSse(`idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
     const subscribed = await waitFor(async () => {
       const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*idle-*`)) as string[];
