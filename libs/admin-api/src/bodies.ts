@@ -20,7 +20,16 @@ export const UpdateTenant = z
   .strict();
 export const CreateUser = z.object({ userId: id, externalId: z.string().min(1).optional(), email: z.string().min(3).optional(), limits: budget.optional() }).strict();
 export const SetUserLimits = z.object({ limits: budget }).strict();
-export const CreateKey = z.object({ name: z.string().min(1), userId: id.optional(), expiresAt: z.iso.datetime({ offset: true }).optional() }).strict();
+export const CreateKey = z
+  .object({
+    name: z.string().min(1),
+    userId: id.optional(),
+    expiresAt: z.iso.datetime({ offset: true }).optional(),
+    /** `gateway` (default): model calls; `usage_read`: reads the tenant's usage only (the dashboard), no user. */
+    scope: z.enum(["gateway", "usage_read"]).default("gateway"),
+  })
+  .strict()
+  .refine((k) => k.scope === "gateway" || k.userId === undefined, { message: "a usage_read key belongs to the tenant, not to a user: leave userId out", path: ["userId"] });
 
 export const TenantRouteTarget = RouteTargetSchema.extend({
   /** Name of a credential set with PUT /credentials/:ref. */

@@ -7,10 +7,12 @@ export interface Route<C> {
   pattern: string;
   segments: string[];
   handle: (ctx: C, params: Params) => Promise<void>;
+  /** A usage read key may call it (for its own tenant only, which the handler enforces). */
+  tenantReadable: boolean;
 }
 
-export function route<C>(method: string, pattern: string, handle: (ctx: C, params: Params) => Promise<void>): Route<C> {
-  return { method, pattern, segments: pattern.split("/").filter(Boolean), handle };
+export function route<C>(method: string, pattern: string, handle: (ctx: C, params: Params) => Promise<void>, opts: { tenantReadable?: boolean } = {}): Route<C> {
+  return { method, pattern, segments: pattern.split("/").filter(Boolean), handle, tenantReadable: opts.tenantReadable ?? false };
 }
 
 /** The matching route and its decoded params; `methodMismatch` if only the method differs. */

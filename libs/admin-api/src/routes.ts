@@ -6,7 +6,11 @@ import { toCsv } from "./csv.js";
 import { HttpError, readJson } from "./http.js";
 import { route, type Route } from "./router.js";
 
+/** Who is calling: the operator (admin key), or a tenant's usage read key. */
+export type Caller = { kind: "admin" } | { kind: "tenant_reader"; tenantId: string; keyId: string };
+
 export interface AdminContext {
+  caller: Caller;
   store: GatewayStore;
   req: IncomingMessage;
   url: URL;
@@ -27,6 +31,15 @@ async function tenantOf(ctx: AdminContext, tenantId: string, action: string): Pr
   const t = await ctx.store.tenants.get(tenantId);
   if (t === undefined) throw new HttpError(404, `tenant ${tenantId} does not exist`);
   return t;
+}
+
+/** A usage read key reads only its own tenant: any other is 403, whether or not it exists. */
+function readableTenant(ctx: AdminContext, tenantId: string): void {
+  if (ctx.caller.kind === "tenant_reader" && ctx.caller.tenantId !== tenantId) {
+    ctx.audit.action = "auth.forbidden";
+    ctx.audit.target = tenantId;
+    throw new HttpError(403, "a usage read key may only read its own tenant's usage");
+  }
 }
 
 function usageQuery(q: { from?: string | undefined; to?: string | undefined; user?: string | undefined; model?: string | undefined }): UsageQuery {
@@ -90,14 +103,14 @@ export function adminRoutes(): Route<AdminContext>[] {
       if (body.userId !== undefined && (await ctx.store.tenants.getUser(t.tenantId, body.userId)) === undefined) {
         throw new HttpError(404, `user ${body.userId} does not exist in tenant ${t.tenantId}`);
       }
-      const { key, secret } = await ctx.store.apiKeys.create({
-        tenantId: t.tenantId,
-        name: body.name,
-        ...(body.userId === undefined ? {} : { userId: body.userId }),
-        ...(body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt) }),
-      });
+      const expires = body.expiresAt === undefined ? {} : { expiresAt: new Date(body.expiresAt) };
+      const { key, secret } = await ctx.store.apiKeys.create(
+        body.scope === "usage_read"
+          ? { tenantId: t.tenantId, name: body.name, scope: "usage_read", ...expires }
+          : { tenantId: t.tenantId, name: body.name, ...(body.userId === undefined ? {} : { userId: body.userId }), ...expires },
+      );
       ctx.audit.target = key.keyId;
-      ctx.audit.details = { prefix: key.prefix, userId: key.userId ?? null };
+      ctx.audit.details = { prefix: key.prefix, userId: key.userId ?? null, scope: key.scope };
       ctx.reply(201, { key, secret, note: "The secret is shown once; store it now." });
     }),
     route("POST", "/v1/tenants/:tenant/keys/:key/revoke", async (ctx, p) => {
@@ -158,28 +171,40 @@ export function adminRoutes(): Route<AdminContext>[] {
     }),
 
     route("GET", "/v1/tenants/:tenant/usage", async (ctx, p) => {
+      readableTenant(ctx, p.tenant ?? "");
       const t = await tenantOf(ctx, p.tenant ?? "", "usage.read");
       const q = B.parse(B.UsageParams, Object.fromEntries(ctx.url.searchParams));
       const rows = await ctx.store.ledger.daily(t.tenantId, usageQuery(q));
       ctx.audit.details = { rows: rows.length, format: q.format };
       if (q.format === "csv") ctx.replyText(200, "text/csv; charset=utf-8", toCsv(rows, USAGE_COLUMNS));
       else ctx.reply(200, { usage: rows });
-    }),
+    }, { tenantReadable: true }),
 
-    // The usage dashboard's data: daily rollups, attempt outcomes (with provider TTFT) and
-    // refusals of every tenant, or of the one named.
+    // The usage dashboard's data: daily rollups, attempt outcomes (with provider TTFT and the
+    // gateway's TTFT overhead), refusals by reason and requests (the refusal rate) of every
+    // tenant, or of the one named; a usage read key gets its own tenant's only.
     route("GET", "/v1/usage", async (ctx) => {
       const q = B.parse(B.UsageOverviewParams, Object.fromEntries(ctx.url.searchParams));
       ctx.audit.action = "usage.overview";
-      const tenants = q.tenant === undefined ? await ctx.store.tenants.list() : [await tenantOf(ctx, q.tenant, "usage.overview")];
+      const only = ctx.caller.kind === "tenant_reader" ? ctx.caller.tenantId : q.tenant;
+      if (q.tenant !== undefined) readableTenant(ctx, q.tenant);
+      const tenants = only === undefined ? await ctx.store.tenants.list() : [await tenantOf(ctx, only, "usage.overview")];
       const query = usageQuery(q);
       const usage = (await Promise.all(tenants.map((t) => ctx.store.ledger.daily(t.tenantId, query)))).flat();
       ctx.audit.details = { tenants: tenants.length, rows: usage.length, format: q.format };
       if (q.format === "csv") return ctx.replyText(200, "text/csv; charset=utf-8", toCsv(usage, USAGE_COLUMNS));
       const outcomes = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyOutcomes(t.tenantId, query)))).flat();
       const refusals = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyRefusals(t.tenantId, query)))).flat();
-      ctx.reply(200, { tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })), usage, outcomes, refusals });
-    }),
+      const requests = (await Promise.all(tenants.map((t) => ctx.store.ledger.dailyRequests(t.tenantId, query)))).flat();
+      ctx.reply(200, {
+        access: ctx.caller.kind === "tenant_reader" ? "tenant" : "admin",
+        tenants: tenants.map((t) => ({ tenantId: t.tenantId, name: t.name })),
+        usage,
+        outcomes,
+        refusals,
+        requests,
+      });
+    }, { tenantReadable: true }),
 
     route("GET", "/v1/audit", async (ctx) => {
       ctx.audit.action = "audit.read";

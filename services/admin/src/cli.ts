@@ -17,7 +17,7 @@ export const USAGE = `usage: cli.ts <command>
   tenant set-policy <tenantId> --json '<TenantPolicy JSON: {"defaultModel"?, "privacyMode"?: "user"|"enforced"}>'
   user create <tenantId> <userId> [--email <e>] [--external-id <id>]
   user list <tenantId>
-  key create <tenantId> --name <name> [--user <userId>] [--expires <ISO time>]
+  key create <tenantId> --name <name> [--user <userId>] [--expires <ISO time>] [--scope gateway|usage_read]
   key list <tenantId> | key revoke <tenantId> <keyId>
   route set <tenantId> <modelId> (--targets '<JSON array>' | --file <path.json>) [--catalogue '<RouteCatalogue JSON>']
   route list <tenantId> | route delete <tenantId> <modelId>
@@ -36,6 +36,7 @@ const OPTIONS = {
   "external-id": { type: "string" },
   user: { type: "string" },
   expires: { type: "string" },
+  scope: { type: "string" },
   targets: { type: "string" },
   catalogue: { type: "string" },
   file: { type: "string" },
@@ -92,7 +93,14 @@ export async function runCli(argv: readonly string[], env: Record<string, string
     case "user list":
       return show(await api.call("GET", `${t()}/users`));
     case "key create":
-      return show(await api.call("POST", `${t()}/keys`, { name: need(o.name, "name"), ...(o.user ? { userId: o.user } : {}), ...(o.expires ? { expiresAt: o.expires } : {}) }));
+      return show(
+        await api.call("POST", `${t()}/keys`, {
+          name: need(o.name, "name"),
+          ...(o.user ? { userId: o.user } : {}),
+          ...(o.expires ? { expiresAt: o.expires } : {}),
+          ...(o.scope ? { scope: o.scope } : {}),
+        }),
+      );
     case "key list":
       return show(await api.call("GET", `${t()}/keys`));
     case "key revoke":

@@ -142,6 +142,72 @@ function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: ()
       await expect(a.call("DELETE", `/v1/tenants/${t2}/credentials/r`)).rejects.toThrow(/404/);
     });
 
+    it("a usage read key reads its own tenant's usage and nothing else: 403 for other tenants, other routes and every mutation; audited, never logged", async () => {
+      const a = api();
+      const [mine, other] = [`r1-${randomBytes(4).toString("hex")}`, `r2-${randomBytes(4).toString("hex")}`];
+      for (const t of [mine, other]) await a.call("POST", "/v1/tenants", { tenantId: t, name: t });
+      await a.call("POST", `/v1/tenants/${mine}/users`, { userId: "alice" });
+      await expect(cli("key", "create", mine, "--name", "dash", "--user", "alice", "--scope", "usage_read")).rejects.toThrow(/400.*userId/);
+      const created = JSON.parse(await cli("key", "create", mine, "--name", "dash", "--scope", "usage_read")) as { key: { keyId: string; scope: string; userId?: string }; secret: string };
+      expect(created.key).toMatchObject({ scope: "usage_read" });
+      expect(created.key.userId).toBeUndefined();
+      const gatewayKey = ((await a.call("POST", `/v1/tenants/${mine}/keys`, { name: "laptop", userId: "alice" })) as { secret: string }).secret;
+      // A read key makes no model calls (the gateway verifies gateway-scope keys only), and a gateway key reads no usage.
+      expect(await store.apiKeys.verify(created.secret)).toEqual({ status: "invalid" });
+      expect((await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${gatewayKey}` } })).status).toBe(401);
+
+      const at = new Date("2026-11-05T10:00:00Z");
+      const row = (tenantId: string, requestId: string) => ({
+        tenantId, userId: "alice", keyId: undefined, conversationId: requestId, requestId, originalRequestId: undefined, generation: 1, modelCallId: "m",
+        attempt: 1, provider: "openai-chat", upstreamModel: "gpt-x", route: "gpt-x", credentialsSource: "gateway" as const, rawUsage: {}, inputTokens: 10,
+        outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, priceVersion: undefined, costMicroUsd: 7,
+        ttftMs: 90, ttftOverheadUs: 1_500, durationMs: 200, outcome: "ok" as const,
+      });
+      await store.ledger.record(row(mine, "q1"), at);
+      await store.ledger.record(row(other, "q2"), at);
+      await store.ledger.recordRefusal({ tenantId: mine, userId: "alice", keyId: undefined, requestId: "q3", route: "gpt-x", reason: "rate_limited" }, at);
+
+      const reader = createAdminClient(server.url, created.secret);
+      const own = (await reader.call("GET", "/v1/usage?from=2026-11-01&to=2026-11-30")) as {
+        access: string; tenants: { tenantId: string }[]; usage: { tenantId: string }[]; outcomes: { tenantId: string; overheadAvgUs?: number }[];
+        requests: { tenantId: string; day: string; requests: number; refused: number }[];
+      };
+      expect(own.access).toBe("tenant");
+      expect(own.tenants.map((t) => t.tenantId)).toEqual([mine]);
+      expect(own.usage.map((u) => u.tenantId)).toEqual([mine]);
+      expect(own.outcomes.map((o) => [o.tenantId, o.overheadAvgUs])).toEqual([[mine, 1_500]]);
+      expect(own.requests).toEqual([{ tenantId: mine, day: "2026-11-05", requests: 2, refused: 1 }]);
+      expect(await reader.call("GET", `/v1/usage?tenant=${mine}&from=2026-11-01`)).toMatchObject({ tenants: [{ tenantId: mine }] });
+      expect(await reader.call("GET", `/v1/tenants/${mine}/usage?from=2026-11-01`)).toMatchObject({ usage: [{ tenantId: mine, attempts: 1 }] });
+      expect(await reader.text(`/v1/usage?format=csv&from=2026-11-01`)).toContain(`2026-11-05,${mine},alice,gpt-x,1,`);
+      // The CLI's usage command works with a read key in GATEWAY_ADMIN_KEY.
+      expect(JSON.parse(await runCli(["usage", mine, "--from", "2026-11-01"], { GATEWAY_ADMIN_URL: server.url, GATEWAY_ADMIN_KEY: created.secret }))).toMatchObject({ usage: [{ tenantId: mine }] });
+
+      const forbidden: [string, string, unknown?][] = [
+        ["GET", `/v1/usage?tenant=${other}`], ["GET", "/v1/usage?tenant=no-such-tenant"], ["GET", `/v1/tenants/${other}/usage`],
+        ["GET", "/v1/tenants"], ["GET", `/v1/tenants/${mine}`], ["GET", `/v1/tenants/${mine}/keys`], ["GET", `/v1/tenants/${mine}/users`],
+        ["GET", `/v1/tenants/${mine}/routes`], ["GET", `/v1/tenants/${mine}/credentials`], ["GET", "/v1/prices"], ["GET", `/v1/audit?tenant=${mine}`],
+        ["POST", "/v1/tenants", { tenantId: `x-${mine}`, name: "x" }], ["PATCH", `/v1/tenants/${mine}`, { name: "renamed" }],
+        ["POST", `/v1/tenants/${mine}/users`, { userId: "mallory" }], ["POST", `/v1/tenants/${mine}/keys`, { name: "more" }],
+        ["POST", `/v1/tenants/${mine}/keys/${created.key.keyId}/revoke`], ["PUT", `/v1/tenants/${mine}/routes/m`, { targets: [{ provider: "anthropic", model: "c" }] }],
+        ["DELETE", `/v1/tenants/${mine}/routes/gpt-x`], ["PUT", `/v1/tenants/${mine}/credentials/r`, { credential: { kind: "api_key", apiKey: "sk-x-000000" } }],
+        ["POST", "/v1/prices", { provider: "p", model: "m", inputPerMTok: 1, outputPerMTok: 1 }],
+      ];
+      for (const [method, path, body] of forbidden) await expect(reader.call(method, path, body), `${method} ${path}`).rejects.toThrow(/: 403 /);
+      expect((await store.tenants.get(mine))?.name).toBe(mine);
+      expect((await store.apiKeys.get(mine, created.key.keyId))?.revokedAt).toBeUndefined();
+      expect((await store.tenants.listUsers(mine)).map((u) => u.userId)).toEqual(["alice"]);
+
+      const audit = (await store.audit.list({ tenantId: mine, limit: 100 })).filter((e) => e.actor === `read_key:${created.key.keyId}`);
+      expect(audit.filter((e) => e.action === "auth.forbidden")).toHaveLength(forbidden.length);
+      expect(audit.filter((e) => e.action === "usage.overview").length).toBe(3);
+      expect(JSON.stringify(await store.audit.list({ limit: 1000 }))).not.toContain(created.secret.slice(-64));
+
+      // Revoked: refused like a wrong key.
+      await a.call("POST", `/v1/tenants/${mine}/keys/${created.key.keyId}/revoke`);
+      await expect(reader.call("GET", "/v1/usage")).rejects.toThrow(/401 this usage read key was revoked/);
+    });
+
     it("sets tenant limits and user limits", async () => {
       const a = api();
       const t = `l-${randomBytes(4).toString("hex")}`;
