@@ -283,8 +283,8 @@ export function tenancyContract(name: string, factory: GatewayStoreFactory): voi
         await store.ledger.record(ledgerEntry(tenant, { requestId: "o4", ttftMs: undefined, outcome: "cancelled", upstreamModel: "claude" }), at("2026-05-02T08:00:00Z"));
         const days = await store.ledger.dailyOutcomes(tenant);
         expect(days).toEqual([
-          { tenantId: tenant, day: "2026-05-01", attempts: 3, ok: 1, failed: 1, retried: 1, cancelled: 0, interrupted: 0, ttftAvgMs: 200, ttftP95Ms: 290, overheadAvgUs: 2_000, overheadP95Us: 2_900 },
-          { tenantId: tenant, day: "2026-05-02", attempts: 1, ok: 0, failed: 0, retried: 0, cancelled: 1, interrupted: 0, ttftAvgMs: undefined, ttftP95Ms: undefined, overheadAvgUs: undefined, overheadP95Us: undefined },
+          { tenantId: tenant, day: "2026-05-01", attempts: 3, ok: 1, failed: 1, retried: 1, cancelled: 0, interrupted: 0, ttftAvgMs: 200, ttftP95Ms: 290, overheadAttempts: 2, overheadAvgUs: 2_000, overheadP95Us: 2_900 },
+          { tenantId: tenant, day: "2026-05-02", attempts: 1, ok: 0, failed: 0, retried: 0, cancelled: 1, interrupted: 0, ttftAvgMs: undefined, ttftP95Ms: undefined, overheadAttempts: 0, overheadAvgUs: undefined, overheadP95Us: undefined },
         ]);
         expect((await store.ledger.dailyOutcomes(tenant, { from: "2026-05-02", to: "2026-05-02" })).map((d) => d.day)).toEqual(["2026-05-02"]);
         expect((await store.ledger.dailyOutcomes(tenant, { to: "2026-05-01" })).map((d) => d.day)).toEqual(["2026-05-01"]);

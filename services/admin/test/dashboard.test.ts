@@ -24,7 +24,7 @@ describe("the admin service's usage dashboard", () => {
     server = await startAdminServer({ store, adminKey: ADMIN_KEY });
     await store.tenants.create({ tenantId: "t1", name: "T1" });
     await store.tenants.create({ tenantId: "t2", name: "T2" });
-    await store.ledger.record(attempt("t1", "r1", "ok", 200), new Date("2026-11-10T10:00:00Z"));
+    await store.ledger.record(attempt("t1", "r1", "ok", 200, 1_100), new Date("2026-11-10T10:00:00Z"));
     await store.ledger.record(attempt("t1", "r2", "failed", undefined), new Date("2026-11-10T11:00:00Z"));
     await store.ledger.record(attempt("t2", "r3", "ok", 400), new Date("2026-11-11T10:00:00Z"));
   });
@@ -48,10 +48,18 @@ describe("the admin service's usage dashboard", () => {
 
   it("answers the overview for every tenant or one, as JSON or CSV, only with the admin key, audited", async () => {
     expect((await get("/v1/usage", null)).status).toBe(401);
-    const all = (await (await get("/v1/usage?from=2026-11-01&to=2026-11-30")).json()) as { tenants: { tenantId: string }[]; usage: { tenantId: string; attempts: number }[]; outcomes: { tenantId: string; attempts: number; failed: number; ttftAvgMs?: number }[] };
+    const all = (await (await get("/v1/usage?from=2026-11-01&to=2026-11-30")).json()) as {
+      access: string; tenants: { tenantId: string }[]; usage: { tenantId: string; attempts: number }[];
+      outcomes: { tenantId: string; attempts: number; failed: number; ttftAvgMs?: number; overheadAttempts: number; overheadAvgUs?: number }[];
+      requests: { tenantId: string; day: string; requests: number; refused: number }[];
+    };
+    expect(all.access).toBe("admin");
     expect(all.tenants.map((t) => t.tenantId).sort()).toEqual(["t1", "t2"]);
     expect(all.usage.map((u) => [u.tenantId, u.attempts])).toEqual([["t1", 2], ["t2", 1]]);
     expect(all.outcomes.map((o) => [o.tenantId, o.attempts, o.failed, o.ttftAvgMs])).toEqual([["t1", 2, 1, 200], ["t2", 1, 0, 400]]);
+    // The gateway's TTFT overhead: only r1 measured one.
+    expect(all.outcomes.map((o) => [o.tenantId, o.overheadAttempts, o.overheadAvgUs])).toEqual([["t1", 1, 1_100], ["t2", 0, undefined]]);
+    expect(all.requests).toEqual([{ tenantId: "t1", day: "2026-11-10", requests: 2, refused: 0 }, { tenantId: "t2", day: "2026-11-11", requests: 1, refused: 0 }]);
     const one = (await (await get("/v1/usage?tenant=t2")).json()) as { usage: unknown[] };
     expect(one.usage).toHaveLength(1);
     expect((await get("/v1/usage?tenant=nope")).status).toBe(404);

@@ -1,8 +1,9 @@
 // Issue 15 item 3: the usage dashboard in a real headless Chromium (Debian's `chromium`,
 // driven by playwright-core), served by the embedded gateway and by the admin service (its own
 // process, on a private PostgreSQL schema): the page loads behind the admin key, its plots and
-// tables show the ledger's numbers for seeded tenants, the tenant and date filters change them,
-// CSV export downloads the rollups. Screenshots go to test-output/dashboard/ (gitignored).
+// tables show the ledger's numbers for seeded tenants (refusal rate and gateway TTFT overhead
+// included), the tenant and date filters change them, CSV export downloads the rollups, and a
+// tenant's usage read key sees that tenant only. Screenshots go to test-output/dashboard/ (gitignored).
 import { randomBytes } from "node:crypto";
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -27,7 +28,10 @@ interface Shown {
   from: string;
   to: string;
   tenant: string;
-  totals: { tokens: number; costMicroUsd: number; attempts: number; failed: number; refused: number };
+  totals: { tokens: number; costMicroUsd: number; attempts: number; failed: number; refused: number; requests: number; refusedRequests: number };
+  access: string;
+  refusalRate: { labels: string[]; data: (number | null)[][] };
+  overhead: { labels: string[]; data: (number | null)[][] };
   tokens: { labels: string[]; data: (number | null)[][] };
   cost: { labels: string[]; data: (number | null)[][] };
   errors: { labels: string[]; data: (number | null)[][] };
@@ -55,11 +59,11 @@ async function seed(store: GatewayStore): Promise<void> {
   for (const t of ["acme", "globex"]) if (!(await store.tenants.get(t))) await store.tenants.create({ tenantId: t, name: t });
   const day = (d: number, hour = 12) => new Date(Date.UTC(2026, 10, d, hour));
   const rows: [LedgerEntry, Date][] = [
-    [entry("acme", "alice", 1, "model-a", { input: 1000, output: 500, cost: 6000, ttft: 300 }), day(20)],
-    [entry("acme", "alice", 2, "model-b", { input: 400, output: 100, cost: 1500, ttft: 500 }), day(20, 15)],
-    [entry("acme", "bob", 3, "model-a", { input: 2000, output: 1000, cost: 12000, ttft: 200 }), day(21)],
+    [entry("acme", "alice", 1, "model-a", { input: 1000, output: 500, cost: 6000, ttft: 300, overheadUs: 1200 }), day(20)],
+    [entry("acme", "alice", 2, "model-b", { input: 400, output: 100, cost: 1500, ttft: 500, overheadUs: 1800 }), day(20, 15)],
+    [entry("acme", "bob", 3, "model-a", { input: 2000, output: 1000, cost: 12000, ttft: 200, overheadUs: 800 }), day(21)],
     [entry("acme", "bob", 4, "model-a", { input: 50, output: 0, cost: 100, ttft: 900, outcome: "failed" }), day(21, 13)],
-    [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400 }), day(22)],
+    [entry("globex", "carol", 5, "model-c", { input: 300, output: 100, cost: 900, ttft: 400, overheadUs: 2500 }), day(22)],
   ];
   for (const [e, at] of rows) await store.ledger.record(e, at);
   const refusal = (tenantId: string, n: number, reason: "rate_limited" | "budget_exhausted" | "unknown_model") =>
@@ -77,6 +81,8 @@ describe("usage dashboard in headless Chromium", () => {
   const schema = `t_dashboard_${randomBytes(4).toString("hex")}`;
   let adminStore: GatewayStore | undefined;
   let admin: { child: ReturnType<typeof spawn>; out: ProcessOutput; url: string } | undefined;
+  /** acme's usage read key on each server's store. */
+  const readKeys = { gateway: "", admin: "" };
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium; .ci/run does) or set CHROMIUM_PATH`);
@@ -85,6 +91,8 @@ describe("usage dashboard in headless Chromium", () => {
     await seed(h.gw.store);
     adminStore = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
     await seed(adminStore);
+    readKeys.gateway = (await h.gw.store.apiKeys.create({ tenantId: "acme", name: "acme-dashboard", scope: "usage_read" })).secret;
+    readKeys.admin = (await adminStore.apiKeys.create({ tenantId: "acme", name: "acme-dashboard", scope: "usage_read" })).secret;
     const child = spawn(process.execPath, ["--import", "tsx", ADMIN_MAIN], {
       env: {
         ...process.env, GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_ADMIN_PORT: "0", DATABASE_URL, GATEWAY_DATABASE_SCHEMA: schema,
@@ -117,8 +125,11 @@ describe("usage dashboard in headless Chromium", () => {
     const usage = (await Promise.all(tenants.map((t) => store.ledger.daily(t, { from, to })))).flat();
     const outcomes = (await Promise.all(tenants.map((t) => store.ledger.dailyOutcomes(t, { from, to })))).flat();
     const refused = (await Promise.all(tenants.map((t) => store.ledger.dailyRefusals(t, { from, to })))).flat();
+    const requests = (await Promise.all(tenants.map((t) => store.ledger.dailyRequests(t, { from, to })))).flat();
     return {
       refused: refused.reduce((n, r) => n + r.rateLimited + r.budgetExhausted + r.unknownModel, 0),
+      requests: requests.reduce((n, r) => n + r.requests, 0),
+      refusedRequests: requests.reduce((n, r) => n + r.refused, 0),
       tokens: usage.reduce((n, r) => n + tokensOf(r), 0),
       costMicroUsd: usage.reduce((n, r) => n + r.costMicroUsd, 0),
       attempts: outcomes.reduce((n, r) => n + r.attempts, 0),
@@ -168,8 +179,17 @@ describe("usage dashboard in headless Chromium", () => {
         const all = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "" });
         const wantAll = await expected(store, undefined, "2026-11-01", "2026-11-30");
         expect(all.totals).toEqual(wantAll);
-        expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1, refused: 4 });
+        expect(all.totals).toMatchObject({ tokens: 5450, costMicroUsd: 20500, attempts: 5, failed: 1, refused: 4, requests: 9, refusedRequests: 4 });
         expect(await page.textContent("#total-refused")).toBe("4");
+        // Refusal rate: of the requests seen each day (ledger or refusal rows), the refused ones:
+        // 2 of 4 on the 20th, 1 of 3 on the 21st, 1 of 2 on the 22nd; 4 of 9 in all.
+        expect(all.refusalRate.data[1]!.slice(19, 22)).toEqual([50, 100 / 3, 50]);
+        expect(await page.textContent("#total-refusal-rate")).toBe("44.4 %");
+        // Gateway TTFT overhead (ms): mean 1.5 and p95 1.77 on the 20th (1.2 and 1.8 ms), 0.8 on the
+        // 21st (the failed attempt measured none), 2.5 on the 22nd.
+        expect(all.overhead.labels).toEqual(["mean", "p95"]);
+        expect(all.overhead.data[1]!.slice(19, 22)).toEqual([1.5, 0.8, 2.5]);
+        expect(all.overhead.data[2]!.slice(19, 22)).toEqual([1.77, 0.8, 2.5]);
         // Refusals by reason: two rate limits on the 20th, a budget refusal on the 21st, an unknown model on the 22nd.
         expect(all.refusals.labels).toEqual(["rate limit", "budget", "unknown model"]);
         expect(all.refusals.data.slice(1).map((s) => s.slice(19, 22))).toEqual([[2, 0, 0], [0, 1, 0], [0, 0, 1]]);
@@ -183,7 +203,7 @@ describe("usage dashboard in headless Chromium", () => {
         expect(all.ttft.data[1]![19]).toBe(400); // mean of 300 and 500 ms on the 20th
         expect(all.topUsers.map((u) => [u.tenantId, u.userId, u.tokens])).toEqual([["acme", "bob", 3050], ["acme", "alice", 2000], ["globex", "carol", 400]]);
         expect(await page.locator("#top-users tbody tr").count()).toBe(3);
-        expect(await page.locator(".uplot canvas").count()).toBe(5);
+        expect(await page.locator(".uplot canvas").count()).toBe(7);
         await page.screenshot({ path: join(OUT, `${slug}-all-tenants.png`), fullPage: true });
 
         // Tenant filter.
@@ -192,6 +212,7 @@ describe("usage dashboard in headless Chromium", () => {
         expect(acme.totals).toEqual(await expected(store, "acme", "2026-11-01", "2026-11-30"));
         expect(acme.topUsers.map((u) => u.userId)).toEqual(["bob", "alice"]);
         expect(acme.totals.refused).toBe(3);
+        expect(acme.refusalRate.data[1]!.slice(19, 22)).toEqual([50, 100 / 3, null]);
         await page.selectOption("#group", "user");
         await page.waitForFunction(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens.labels.includes("alice"));
         const byUser = await page.evaluate(() => (globalThis as unknown as { __dashboard: Shown }).__dashboard.tokens);
@@ -218,11 +239,49 @@ describe("usage dashboard in headless Chromium", () => {
     });
   }
 
+  for (const slug of ["gateway", "admin"] as const) {
+    it(`${slug === "gateway" ? "embedded gateway" : "admin service"}: acme's usage read key sees acme only`, async () => {
+      const url = slug === "gateway" ? `${h.gw.url}/dashboard/` : `${admin!.url}/dashboard/`;
+      const store = slug === "gateway" ? h.gw.store : adminStore!;
+      const context = await browser.newContext({ viewport: { width: 1400, height: 1200 } });
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on("pageerror", (e) => problems.push(e.message));
+      try {
+        await page.goto(url);
+        await page.fill("#key", readKeys[slug]);
+        await page.click("#login button");
+        await expect.poll(() => page.locator("#main").isVisible()).toBe(true);
+        await applyDates(page, "2026-11-01", "2026-11-30");
+        const mine = await shown(page, { from: "2026-11-01", to: "2026-11-30", tenant: "acme" });
+        expect(mine.access).toBe("tenant");
+        // No "all tenants" and no other tenant to choose.
+        expect(await page.locator("#tenant option").evaluateAll((os) => os.map((o) => o.getAttribute("value")))).toEqual(["acme"]);
+        expect(mine.totals).toEqual(await expected(store, "acme", "2026-11-01", "2026-11-30"));
+        expect(mine.totals).toMatchObject({ tokens: 5050, attempts: 4, refused: 3, requests: 7, refusedRequests: 3 });
+        expect(mine.topUsers.map((u) => u.tenantId)).toEqual(["acme", "acme"]);
+        expect(mine.overhead.data[1]!.slice(19, 22)).toEqual([1.5, 0.8, null]);
+        await page.screenshot({ path: join(OUT, `${slug}-acme-read-key.png`), fullPage: true });
+        // The key itself reads nothing of globex and changes nothing, even asked directly from the page.
+        const statuses = await page.evaluate(async ({ key, base }) => {
+          const call = async (method: string, path: string) => (await fetch(base + path, { method, headers: { authorization: `Bearer ${key}` } })).status;
+          return [await call("GET", "/v1/usage?tenant=globex"), await call("GET", "/v1/tenants/globex/usage"), await call("GET", "/v1/tenants"), await call("POST", "/v1/tenants/acme/keys")];
+        }, { key: readKeys[slug], base: slug === "gateway" ? "/admin" : "" });
+        expect(statuses).toEqual([403, 403, 403, 403]);
+        expect(problems).toEqual([]);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+
   it("the page holds no data and the data needs the admin key", async () => {
     const page = await fetch(`${h.gw.url}/dashboard/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-security-policy")).toContain("default-src 'self'");
     expect(await page.text()).not.toContain("acme");
     expect((await fetch(`${h.gw.url}/admin/v1/usage`)).status).toBe(401);
+    // A usage read key is no gateway key: the compatible endpoints refuse it.
+    expect((await fetch(`${h.gw.url}/v1/models`, { headers: { authorization: `Bearer ${readKeys.gateway}` } })).status).toBe(401);
   });
 });

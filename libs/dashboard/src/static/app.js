@@ -1,5 +1,6 @@
-// The usage dashboard: reads the admin API's GET /v1/usage (daily rollups and attempt
-// outcomes from the usage ledger) and plots them with uPlot. Plain browser JavaScript, no build.
+// The usage dashboard: reads the admin API's GET /v1/usage (daily rollups, attempt outcomes,
+// refusals and requests from the usage ledger) with the admin key or a tenant's usage read key,
+// and plots them with uPlot. Plain browser JavaScript, no build.
 "use strict";
 (function () {
   const apiBase = document.querySelector('meta[name="admin-api-base"]').content;
@@ -25,7 +26,7 @@
     if (res.status === 401) {
       sessionStorage.removeItem(KEY);
       showLogin();
-      throw new Error("The admin key was refused.");
+      throw new Error("The key was refused.");
     }
     if (!res.ok) throw new Error((await res.json().catch(() => ({}))).error || "HTTP " + res.status);
     return res;
@@ -94,16 +95,35 @@
     }
     const ttft = { labels: ["mean", "p95"], data: [days, days.map((_, i) => (ttftN && ttftN[i] ? Math.round(ttftSum[i] / ttftN[i]) : null)), p95] };
 
+    // The gateway's own TTFT overhead (µs in the API, ms here): the mean weighted by the attempts
+    // that measured it; the p95 is the highest tenant's.
+    const measured = body.outcomes.filter((r) => r.overheadAttempts > 0);
+    const overheadSum = grouped(measured, days, () => "s", (r) => r.overheadAvgUs * r.overheadAttempts).data[1];
+    const overheadN = grouped(measured, days, () => "n", (r) => r.overheadAttempts).data[1];
+    const overheadP95 = days.map(() => null);
+    for (const r of measured) {
+      const i = dayIndex.get(r.day);
+      if (i !== undefined && r.overheadP95Us !== undefined) overheadP95[i] = Math.max(overheadP95[i] ?? 0, r.overheadP95Us / 1000);
+    }
+    const overhead = { labels: ["mean", "p95"], data: [days, days.map((_, i) => (overheadN && overheadN[i] ? overheadSum[i] / overheadN[i] / 1000 : null)), overheadP95] };
+
     // Refusals (before any provider attempt, so not in the ledger): per day, by reason.
     const refusalRows = body.refusals ?? [];
     const byReason = (key) => grouped(refusalRows, days, () => key, (r) => r[key]).data[1] ?? days.map(() => 0);
     const refusals = { labels: ["rate limit", "budget", "unknown model"], data: [days, byReason("rateLimited"), byReason("budgetExhausted"), byReason("unknownModel")] };
+    // Refusal rate: refused requests / requests (distinct request ids with a ledger or refusal row that day).
+    const requestRows = body.requests ?? [];
+    const requests = grouped(requestRows, days, () => "requests", (r) => r.requests).data[1] ?? days.map(() => 0);
+    const refusedRequests = grouped(requestRows, days, () => "refused", (r) => r.refused).data[1] ?? days.map(() => 0);
+    const refusalRate = { labels: ["refused %"], data: [days, refusedRequests.map((x, i) => (requests[i] ? (100 * x) / requests[i] : null))] };
 
     plot("tokens", "", tokens, "tokens");
     plot("refusals", "", refusals, "requests");
     plot("cost", "", cost, "USD");
     plot("errors", "", errors, "%");
+    plot("refusal-rate", "", refusalRate, "%");
     plot("ttft", "", ttft, "ms");
+    plot("overhead", "", overhead, "ms");
 
     const totalTokens = body.usage.reduce((n, r) => n + tokensOf(r), 0);
     const totalCost = body.usage.reduce((n, r) => n + r.costMicroUsd, 0);
@@ -115,6 +135,9 @@
     $("total-errors").textContent = totalAttempts ? ((100 * totalFailed) / totalAttempts).toFixed(1) + " %" : "–";
     const totalRefused = refusalRows.reduce((n, r) => n + r.rateLimited + r.budgetExhausted + r.unknownModel, 0);
     $("total-refused").textContent = totalRefused.toLocaleString("en-US");
+    const totalRequests = requests.reduce((n, x) => n + x, 0);
+    const totalRefusedRequests = refusedRequests.reduce((n, x) => n + x, 0);
+    $("total-refusal-rate").textContent = totalRequests ? ((100 * totalRefusedRequests) / totalRequests).toFixed(1) + " %" : "–";
 
     const users = new Map();
     for (const r of body.usage) {
@@ -137,7 +160,7 @@
       }
     }
     // What the page shows, for tests and for anyone reading it from the console.
-    window.__dashboard = { from, to, tenant: $("tenant").value, totals: { tokens: totalTokens, costMicroUsd: totalCost, attempts: totalAttempts, failed: totalFailed, refused: totalRefused }, tokens, cost, errors, ttft, refusals, topUsers: top };
+    window.__dashboard = { from, to, tenant: $("tenant").value, totals: { tokens: totalTokens, costMicroUsd: totalCost, attempts: totalAttempts, failed: totalFailed, refused: totalRefused, requests: totalRequests, refusedRequests: totalRefusedRequests }, tokens, cost, errors, refusalRate, ttft, overhead, refusals, topUsers: top, access: body.access };
     document.body.dataset.loaded = String(Date.now());
   }
 
@@ -146,6 +169,8 @@
     try {
       const body = await (await api("/v1/usage?" + query({}))).json();
       if (!tenantsLoaded && !$("tenant").value) {
+        // A tenant's usage read key sees its own tenant only: no "all tenants" choice then.
+        if (body.access === "tenant") $("tenant").remove(0);
         for (const t of body.tenants) $("tenant").add(new Option(t.tenantId, t.tenantId));
         tenantsLoaded = true;
       }

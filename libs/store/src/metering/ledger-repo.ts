@@ -148,6 +148,7 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           interrupted: n("interrupted"),
           ttftAvg: sql<string | null>`avg(${usageLedger.ttftMs})`,
           ttftP95: sql<string | null>`percentile_cont(0.95) within group (order by ${usageLedger.ttftMs})`,
+          overheadN: sql<string>`count(${usageLedger.ttftOverheadUs})`,
           overheadAvg: sql<string | null>`avg(${usageLedger.ttftOverheadUs})`,
           overheadP95: sql<string | null>`percentile_cont(0.95) within group (order by ${usageLedger.ttftOverheadUs})`,
         })
@@ -168,6 +169,7 @@ export function createLedgerRepository(db: Db): LedgerRepository {
           interrupted: Number(r.interrupted),
           ttftAvgMs: num(r.ttftAvg),
           ttftP95Ms: num(r.ttftP95),
+          overheadAttempts: Number(r.overheadN),
           overheadAvgUs: num(r.overheadAvg),
           overheadP95Us: num(r.overheadP95),
         }),

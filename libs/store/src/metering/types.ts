@@ -105,7 +105,9 @@ export interface DailyOutcomes {
   /** Over the day's attempts that reported a first event; undefined when none did. */
   ttftAvgMs: number | undefined;
   ttftP95Ms: number | undefined;
-  /** Over the day's attempts with a measured gateway overhead (`ttftOverheadUs`); undefined when none had one. */
+  /** The day's attempts with a measured gateway overhead (`ttftOverheadUs`): the weight of its mean. */
+  overheadAttempts: number;
+  /** Over those attempts; undefined when none had one. */
   overheadAvgUs: number | undefined;
   overheadP95Us: number | undefined;
 }
