@@ -121,6 +121,7 @@ export async function runCall(
   // Each attempt is a `chat {model}` CLIENT span (child of the request's span) with the GenAI
   // metrics, as in a run; request and response content never enter these spans.
   const telemetry = providerCallTelemetry(deps.metrics, principal.tenantId);
+  const log = deps.logger.child({ tenant: principal.tenantId, requestId, model: call.modelId });
   const meterPrincipal = { userId: principal.userId, keyId: principal.keyId, originalRequestId: undefined, ghostMode: false };
   const resolution = await deps.resolveTargets(call.modelId, principal.tenantId);
   if (!resolution.ok) {
@@ -240,11 +241,11 @@ export async function runCall(
         ttftOverheadUs: overheadUs(firstEventMark, sink.firstWriteAt),
         durationMs: Date.now() - startedAt,
       })
-      .catch((err: unknown) => deps.logger.error({ err: err instanceof Error ? err.name : "unknown" }, "could not record a compatible endpoint attempt"));
+      .catch((err: unknown) => log.error({ err: err instanceof Error ? err.name : "unknown" }, "could not record a compatible endpoint attempt"));
     if (outcome === "ok") return { usage: usage!, stopReason, target };
     if (failure === undefined) throw new CompatError("upstream", "The model provider ended the answer without completing it.");
     if (outcome === "cancelled") throw new CompatError("internal", "The request was canceled.");
-    deps.logger.warn({ provider: target.kind, kind: failure.kind, status: failure.status, phase, next: next?.action ?? "fail" }, "compatible endpoint model call failed");
+    log.warn({ provider: target.kind, upstreamModel: target.model, kind: failure.kind, status: failure.status, phase, next: next?.action ?? "fail" }, "compatible endpoint model call failed");
     if (next?.action === "retry" || next?.action === "failover") telemetry.retried(target.kind, failure.kind, next.action);
     if (next?.action === "retry") {
       retries[phase]++;

@@ -77,10 +77,12 @@ function payloadOf(req: BidiAppendRequest, maxPayloadBytes: number): Uint8Array 
  */
 export function createClientAppender(deps: BidiAppendDeps) {
   return async (principal: Principal, headers: ClientHeaders, requestId: string, seqno: bigint, payload: Uint8Array, via: string): Promise<void> => {
+    // Every line of this append names its tenant and request (and, inside its span, the trace).
+    const log = deps.logger.child({ tenant: principal.tenantId, requestId });
     const decoded = decodeClientMessage(payload);
     if (!decoded.ok) {
       // The decoder's own wording stays in the debug log; the client gets the protocol's words.
-      deps.logger.debug({ requestId, reason: decoded.reason }, "undecodable AgentClientMessage");
+      log.debug({ reason: decoded.reason }, "undecodable AgentClientMessage");
       throw invalidArgument(`The ${via} payload is not a valid agent.v1.AgentClientMessage (binary protobuf).`);
     }
     const ref = { tenantId: principal.tenantId, requestId };
@@ -90,7 +92,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
         enforced = await deps.privacyEnforced(principal.tenantId);
       } catch (err) {
         // Fail closed: without the tenant's policy the run's privacy mode is unknown.
-        deps.logger.error({ err: err instanceof Error ? err.name : "unknown", requestId }, `tenant policy unavailable for ${via}`);
+        log.error({ err: err instanceof Error ? err.name : "unknown" }, `tenant policy unavailable for ${via}`);
         deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
         throw unavailable("The gateway could not read the tenant's privacy policy; retry shortly.");
       }
@@ -132,7 +134,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
         });
       }
     } catch (err) {
-      deps.logger.error({ err, requestId }, `bus unavailable for ${via}`);
+      log.error({ err }, `bus unavailable for ${via}`);
       deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
       throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
     }
@@ -148,7 +150,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
     if (outcome.status === "input_full") {
       throw resourceExhausted(`This run already received ${outcome.limit} messages, the gateway's limit for one run.`);
     }
-    deps.logger.debug({ requestId, seqno: String(seqno), outcome: outcome.status, generation: outcome.generation, via, ...loggableHeaders(headers) }, "append");
+    log.debug({ seqno: String(seqno), outcome: outcome.status, generation: outcome.generation, via, ...loggableHeaders(headers) }, "append");
   };
 }
 

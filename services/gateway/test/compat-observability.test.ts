@@ -3,11 +3,12 @@
 // SERVER span whose provider attempts are `chat {model}` CLIENT spans with the GenAI attributes
 // (error.type on a failed attempt), the GenAI histograms, retries, failovers and refusals move by
 // what the requests did (read from /metrics; the test increments nothing), and no request or
-// answer text enters a span, although the tenant opted into prompt tracing for its runs.
+// answer text enters a span, although the tenant opted into prompt tracing for its runs; log
+// lines of a request carry its trace, tenant and model.
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ATTR, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
+import { ATTR, createLogger, createMemoryTracing, GENAI, SPAN, type MemoryTracing } from "@byok/telemetry";
 import { metricDelta, scrapeMetrics, waitFor } from "@byok/testing";
 import { adminCall, startHarness, type Harness } from "./harness.js";
 
@@ -18,6 +19,7 @@ describe("observability of the compatible endpoints (embedded gateway)", () => {
   let tracing: MemoryTracing;
   let h: Harness;
   const keys: Record<string, string> = {};
+  const logLines: string[] = [];
 
   const admin = (method: string, path: string, body?: unknown) => adminCall(h.gw, ADMIN_KEY, method, path, body);
   const spans = () => tracing.exporter.getFinishedSpans();
@@ -61,7 +63,11 @@ describe("observability of the compatible endpoints (embedded gateway)", () => {
 
   beforeAll(async () => {
     tracing = createMemoryTracing();
-    h = await startHarness({ GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_METRICS_TENANT_LABEL: "true", GATEWAY_TRACE_CONTENT_TENANTS: "open-compat" });
+    const logger = createLogger({ service: "gateway", level: "info", destination: { write: (l: string) => void logLines.push(l) } });
+    h = await startHarness(
+      { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_METRICS_TENANT_LABEL: "true", GATEWAY_TRACE_CONTENT_TENANTS: "open-compat" },
+      logger,
+    );
     await tenant("open-compat");
     await tenant("limited-compat", { rate: { runStartsPerMinute: 1 } });
   });
@@ -107,6 +113,18 @@ describe("observability of the compatible endpoints (embedded gateway)", () => {
     expect(d("byok_provider_retries_total", { provider: "openai-chat", reason: "server", action: "retry" })).toBe(1);
     // Not a run: the run counters stay where they were.
     expect(d("byok_runs_started_total")).toBe(0);
+
+    // The failed attempt's log line names tenant and model, inside the request's trace.
+    const lines = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.requestId === id);
+    expect(lines.find((l) => l.msg === "compatible endpoint model call failed")).toMatchObject({
+      tenant: "open-compat",
+      model: "chat-model",
+      upstreamModel: "sim-chat",
+      kind: "server",
+      trace_id: server.spanContext().traceId,
+      span_id: server.spanContext().spanId,
+    });
+    expect(logLines.join("\n")).not.toMatch(/private/);
   });
 
   it("Anthropic Messages: cache tokens on the call's span; a refused credential fails over to the next target, counted as a failover", async () => {

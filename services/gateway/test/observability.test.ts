@@ -64,7 +64,7 @@ describe("observability through the embedded gateway", () => {
 
   beforeAll(async () => {
     tracing = createMemoryTracing();
-    const logger = createLogger({ service: "gateway", level: "info", destination: { write: (l: string) => void logLines.push(l) } });
+    const logger = createLogger({ service: "gateway", level: "debug", destination: { write: (l: string) => void logLines.push(l) } });
     h = await startHarness(
       { GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_TRACE_CONTENT_TENANTS: "open-book,sealed-book", GATEWAY_METRICS_TENANT_LABEL: "true" },
       logger,
@@ -334,7 +334,7 @@ describe("observability through the embedded gateway", () => {
     expect(await reasons("lost")).toEqual([[0, 0, 1]]);
   });
 
-  it("log lines inside a run carry trace_id and span_id, tenant and model", async () => {
+  it("log lines inside a run carry trace_id and span_id, tenant and model; the edge's append lines their span, tenant and request", async () => {
     const t = await tenant("logged");
     h.sim.enqueue({ text: "logged answer", usage: { inputTokens: 1, outputTokens: 1 } });
     const requestId = rid("logs");
@@ -343,5 +343,8 @@ describe("observability through the embedded gateway", () => {
     const lines = logLines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.requestId === requestId);
     const ended = lines.find((l) => l.msg === "run ended");
     expect(ended).toMatchObject({ trace_id: run.spanContext().traceId, span_id: run.spanContext().spanId, tenant: "logged", model: "obs-model" });
+    // The edge's line for the run_request's append, inside its BidiAppend span (the trace's root).
+    const append = spans().find((s) => s.name === SPAN.bidiAppend && s.attributes["byok.request_id"] === requestId && s.spanContext().traceId === run.spanContext().traceId)!;
+    expect(lines.find((l) => l.msg === "append" && l.seqno === "1")).toMatchObject({ tenant: "logged", trace_id: append.spanContext().traceId, span_id: append.spanContext().spanId, outcome: "accepted" });
   });
 });
