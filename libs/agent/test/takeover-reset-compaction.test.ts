@@ -15,7 +15,7 @@ import type { Bus, RequestRef } from "@byok/bus";
 import type { ContentMode } from "@byok/store";
 import { runRequestMessage } from "@byok/testing";
 import {
-  AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema,
+  AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema, ConversationSummarySchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
 import { ackKv, describeFrame, simTarget, suiteBus, suiteWorld, TEST_TIMERS, testEngine, waitFor } from "./engine-fixture.js";
@@ -162,8 +162,11 @@ describe.each([
     expect(reRun).toEqual(firstPass);
     const frames = out.map(describeFrame);
     expect(frames).toContain("text:re-run");
-    // One compaction: summary_started and summary once, from the first owner.
+    // One compaction: summary_started and summary once, from the first owner; the new owner's
+    // final checkpoint still carries the summary (and compacts no second time).
     expect(frames.filter((f) => f === "summary")).toHaveLength(1);
+    const last = checkpoints(out).at(-1)!;
+    expect(fromBinary(ConversationSummarySchema, last.summary!).summary).toBe("SUMMARY: the user asked question one at length.");
     const summaries = (await world.store.listHistory("t", conv)).filter((e) => e.kind === "summary");
     expect(summaries).toHaveLength(mode === "store" ? 1 : 0);
   });
