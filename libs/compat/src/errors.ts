@@ -70,6 +70,7 @@ export function compatErrorFromRun(e: RunError, modelId: string): CompatError {
     case "provider_quota":
       return new CompatError("upstream", e.message);
     case "provider_unavailable":
+    case "gateway_unavailable":
       return new CompatError("unavailable", e.message);
     case "canceled":
     case "output_cap":

@@ -21,6 +21,8 @@ export type RunErrorKind =
   | "budget_exhausted"
   | "unpriced_model"
   | "rate_limited"
+  /** A dependency of the gateway (its database, Redis, metering) cannot be reached: retryable. */
+  | "gateway_unavailable"
   | "internal";
 
 /**
@@ -31,7 +33,6 @@ export type EdgeErrorKind =
   | "bad_request"
   | "limit_exceeded"
   | "overloaded"
-  | "gateway_unavailable"
   | "request_not_found"
   | "gateway_auth"
   | "gateway_token_expired"
