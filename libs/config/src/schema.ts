@@ -49,6 +49,8 @@ export const TimersSchema = z.object({
    * last renewal. 1 s to 1 h.
    */
   budgetLeaseTtlMs: z.coerce.number().int().min(1_000).max(3_600_000).default(60_000),
+  /** How often a process tries to write the ledger rows held during a database outage (docs/reliability.md). */
+  ledgerSpoolDrainMs: ms(5_000),
 });
 
 /** Every size limit; each one is documented in README "Limits". */
@@ -69,6 +71,11 @@ export const LimitsSchema = z.object({
    * `resource_exhausted` (retryable, `retry-after: 1`) and that connection closed.
    */
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(30_000),
+  /**
+   * Ledger rows held while the database is unreachable (Redis in distributed mode, memory in
+   * embedded mode), written once it answers; past it a row is lost (logged, counted). 0: none held.
+   */
+  ledgerSpoolMaxRows: z.coerce.number().int().min(0).max(10_000_000).default(100_000),
 });
 
 /**

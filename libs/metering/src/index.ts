@@ -13,3 +13,6 @@ export { createMemoryRateLimiter } from "./rate/memory.js";
 export { createRedisRateLimiter, type RedisRateOptions } from "./rate/redis.js";
 export type { RedisSource } from "./redis/connection.js";
 export { createRunMeter, type RunMeterOptions } from "./run-meter.js";
+export type { HeldLedgerRow, LedgerSpool, PeekedLedgerRow } from "./spool/types.js";
+export { createMemoryLedgerSpool } from "./spool/memory.js";
+export { createRedisLedgerSpool, type RedisLedgerSpoolOptions } from "./spool/redis.js";

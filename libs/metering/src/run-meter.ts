@@ -14,15 +14,22 @@
  *   cut attempt's lease with it), then `rates.recordTokens`. Client-credential attempts cost
  *   0 and count toward token budgets and rate limits only.
  *
+ * - Database unreachable while writing the ledger row (`isStoreUnavailable`): the row is held in
+ *   the spool, when one is given, and written by the meter's drain (every `drainEveryMs`, and
+ *   by any process sharing the spool) once the database answers again; settleAttempt then
+ *   does not fail. Held rows are written without the run fence: each is an attempt that ran,
+ *   and the ledger's attempt key keeps it one row whoever owns the run now.
+ *
  * Never throws into the engine for a policy decision; a store or Redis failure while admitting
  * refuses the attempt with a retryable `unavailable` error (fail closed: nothing unmetered runs).
  */
 import type { AttemptInfo, AttemptResult, RunMeter } from "@byok/agent";
 import type { RunError } from "@byok/protocol";
-import type { BudgetLimits, GatewayStore, LedgerEntry, RateLimits, RefusalReason, TenantRecord } from "@byok/store";
+import { isStoreUnavailable, type BudgetLimits, type GatewayStore, type LedgerEntry, type RateLimits, type RefusalReason, type TenantRecord } from "@byok/store";
 import type { BudgetGuard, Reservation } from "./budget/types.js";
 import { costMicroUsd, estimateReservation, usageTokens, type Price } from "./pricing.js";
 import type { RateLimiter } from "./rate/types.js";
+import type { LedgerSpool } from "./spool/types.js";
 
 export interface RunMeterOptions {
   store: Pick<GatewayStore, "tenants" | "prices" | "ledger">;
@@ -36,7 +43,18 @@ export interface RunMeterOptions {
    */
   onRecorded?: (entry: LedgerEntry) => void;
   /** Told about store/Redis failures (never given secrets or content). */
-  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle" | "record_refusal") => void;
+  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle" | "record_refusal" | "spool") => void;
+  /**
+   * Ledger rows the database could not take while unreachable are held here and written once
+   * it answers (docs/reliability.md "Usage during a Postgres outage"). Without it such a row is
+   * reported through onError and lost.
+   */
+  spool?: { spool: LedgerSpool; drainEveryMs: number };
+  /**
+   * Told what became of rows that went through the spool: `held` (kept), `recorded` (written
+   * by a drain), `lost` (the spool was full or unreachable too).
+   */
+  onSpool?: (outcome: "held" | "recorded" | "lost", entry: LedgerEntry) => void;
   now?: () => Date;
 }
 
@@ -49,7 +67,10 @@ interface Ticket {
 // A dependency outage, not a fault of the request: retryable `unavailable` (docs/reliability.md).
 const UNAVAILABLE: RunError = { kind: "gateway_unavailable", message: "Usage metering is unavailable right now; please retry." };
 
-export function createRunMeter(opts: RunMeterOptions): RunMeter {
+/** Held rows written per drain batch. */
+const DRAIN_BATCH = 100;
+
+export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool(): Promise<{ recorded: number; left: number }> } {
   const { store, budgets, rates } = opts;
   const now = opts.now ?? (() => new Date());
   const defaultMaxOut = opts.defaultMaxOutputTokens ?? 4096;
@@ -74,6 +95,56 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
     renewals.delete(id);
   }
 
+  let draining: Promise<{ recorded: number; left: number }> | undefined;
+  /** Writes held rows, oldest first, until the spool is empty or the database is still unreachable. */
+  function drainSpool(): Promise<{ recorded: number; left: number }> {
+    draining ??= (async () => {
+      const sp = opts.spool?.spool;
+      let recorded = 0;
+      if (!sp) return { recorded, left: 0 };
+      for (;;) {
+        const batch = await sp.peek(DRAIN_BATCH);
+        if (batch.length === 0) return { recorded, left: 0 };
+        for (const held of batch) {
+          // Without the fence (see above): the attempt ran; its key keeps it one row.
+          const { epoch: _fence, ...entry } = held.row.entry;
+          try {
+            if ((await store.ledger.record(entry, new Date(held.row.at))).inserted) opts.onRecorded?.(entry);
+            opts.onSpool?.("recorded", entry);
+            recorded++;
+          } catch (err) {
+            if (isStoreUnavailable(err)) return { recorded, left: await sp.size() };
+            // A row the store refuses for good would block the spool: reported, then dropped.
+            opts.onError?.(err, "spool");
+            opts.onSpool?.("lost", entry);
+          }
+          await held.forget();
+        }
+      }
+    })().finally(() => (draining = undefined));
+    return draining;
+  }
+  if (opts.spool) {
+    const sp = opts.spool.spool;
+    const timer = setInterval(() => {
+      if (sp.closed) return clearInterval(timer);
+      drainSpool().catch((err: unknown) => opts.onError?.(err, "spool"));
+    }, opts.spool.drainEveryMs);
+    timer.unref();
+  }
+
+  /** Keeps a row the unreachable database could not take; false when it could not be kept. */
+  async function hold(entry: LedgerEntry, at: Date): Promise<boolean> {
+    const sp = opts.spool?.spool;
+    if (!sp) return false;
+    const held = await sp.hold({ entry, at: at.toISOString() }).catch((err: unknown) => {
+      opts.onError?.(err, "spool");
+      return false;
+    });
+    opts.onSpool?.(held ? "held" : "lost", entry);
+    return held;
+  }
+
   async function tenantOf(tenantId: string): Promise<TenantRecord | undefined> {
     return store.tenants.get(tenantId);
   }
@@ -94,6 +165,8 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
   }
 
   return {
+    drainSpool,
+
     async unknownModel(ref, principal, modelId) {
       await refused(ref, principal, modelId, "unknown_model");
     },
@@ -190,8 +263,10 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter {
       try {
         if ((await store.ledger.record(entry)).inserted) opts.onRecorded?.(entry);
       } catch (err) {
-        failure = err;
-        opts.onError?.(err, "settle");
+        if (!(isStoreUnavailable(err) && (await hold(entry, now())))) {
+          failure = err;
+          opts.onError?.(err, "settle");
+        }
       }
       try {
         if (t) await budgets.settle(t.reservation, { costMicroUsd: cost, tokens });

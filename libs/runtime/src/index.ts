@@ -3,6 +3,6 @@
 export { createServiceEngine, providerAdapters } from "./engine.js";
 export { createServiceCompat } from "./compat.js";
 export { createStoreContentPolicy } from "./content-policy.js";
-export { meteringFor, memoryMetering, redisMetering } from "./metering.js";
+export { closeMetering, meteringFor, memoryMetering, redisMetering, type Metering } from "./metering.js";
 export { applyFileRoutes, createTenantTargetResolver, prepareDefaultTenant, type RouteAsk, type TenantTargetResolverOptions } from "./routes.js";
 export { tenancyEngineDeps } from "./tenancy.js";

@@ -4,7 +4,7 @@
  */
 import type { ContentPolicy, RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
-import { createRunMeter, type BudgetGuard, type RateLimiter } from "@byok/metering";
+import { createRunMeter, type BudgetGuard, type LedgerSpool, type RateLimiter } from "@byok/metering";
 import type { GatewayStore } from "@byok/store";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { createStoreContentPolicy } from "./content-policy.js";
@@ -18,6 +18,8 @@ export function tenancyEngineDeps(opts: {
   env: Record<string, string | undefined>;
   budgets: BudgetGuard;
   rates: RateLimiter;
+  /** Ledger rows held during a database outage (docs/reliability.md); without it they are lost. */
+  spool?: LedgerSpool;
   logger: Logger;
   /** The process's metrics: token and cost counters move with every ledger row written. */
   metrics?: GatewayMetrics;
@@ -29,6 +31,14 @@ export function tenancyEngineDeps(opts: {
       budgets: opts.budgets,
       rates: opts.rates,
       ...(opts.metrics ? { onRecorded: ledgerMetrics(opts.metrics) } : {}),
+      ...(opts.spool ? { spool: { spool: opts.spool, drainEveryMs: config.timers.ledgerSpoolDrainMs } } : {}),
+      onSpool: (outcome, e) => {
+        opts.metrics?.ledgerSpoolRows.inc({ outcome });
+        const ids = { tenantId: e.tenantId, requestId: e.requestId, generation: e.generation, modelCallId: e.modelCallId, attempt: e.attempt };
+        if (outcome === "held") logger.warn(ids, "the database is unreachable: the attempt's usage is held until it can be recorded");
+        else if (outcome === "lost") logger.error(ids, "could not record the attempt's usage (the database is unreachable and the ledger spool is full or unreachable)");
+        else logger.info(ids, "recorded an attempt's usage held during a database outage");
+      },
       onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
     }),
     content: createStoreContentPolicy(store, { cacheMs: config.timers.contentPolicyCacheMs }),

@@ -7,10 +7,10 @@ import { createMemoryBus, type Bus, type BusOptions } from "@byok/bus";
 import { busOptionsOf, type GatewayConfig } from "@byok/config";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
 import { authenticatorFromConfig, createConnectionRefusal, OpenStreams } from "@byok/edge";
-import type { BudgetGuard, RateLimiter } from "@byok/metering";
+import { createMemoryLedgerSpool, type BudgetGuard, type RateLimiter } from "@byok/metering";
 import type { RetryPolicy } from "@byok/protocol";
 import { kekFor, listenEdge, openGatewayStore } from "@byok/process";
-import { createServiceCompat, createServiceEngine, memoryMetering, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
+import { closeMetering, createServiceCompat, createServiceEngine, memoryMetering, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { ADMIN_PATH_PREFIX, createGatewayHandler } from "./handler.js";
@@ -57,19 +57,21 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
   const kek = await kekFor(config, keyDir);
   const store = await openGatewayStore(config, kek);
   const env = opts.env ?? process.env;
-  let closeMetering = async () => {};
+  let closeOwnMetering = async () => {};
   try {
     await prepareDefaultTenant(store, config);
   } catch (err) {
     await store.close();
     throw err;
   }
-  const metering = opts.budgets && opts.rates ? { budgets: opts.budgets, rates: opts.rates } : memoryMetering(store, config.timers.budgetLeaseTtlMs);
-  if (!opts.budgets || !opts.rates) closeMetering = async () => {
-    await metering.budgets.close();
-    await metering.rates.close();
-  };
-  const tenancy = tenancyEngineDeps({ store, config, env, budgets: metering.budgets, rates: metering.rates, logger, metrics });
+  const spoolMaxRows = config.limits.ledgerSpoolMaxRows;
+  const metering =
+    opts.budgets && opts.rates
+      ? { budgets: opts.budgets, rates: opts.rates, spool: createMemoryLedgerSpool({ maxRows: spoolMaxRows }) }
+      : memoryMetering(store, config.timers.budgetLeaseTtlMs, spoolMaxRows);
+  if (!opts.budgets || !opts.rates) closeOwnMetering = () => closeMetering(metering);
+  else closeOwnMetering = () => metering.spool.close();
+  const tenancy = tenancyEngineDeps({ store, config, env, ...metering, logger, metrics });
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
@@ -132,7 +134,7 @@ export async function startEmbeddedGateway(config: GatewayConfig, opts: Embedded
       await edge.close();
       await dispatcher.close();
       await bus.close();
-      await closeMetering();
+      await closeOwnMetering();
       await store.close();
     },
   };

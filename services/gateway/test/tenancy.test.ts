@@ -188,7 +188,7 @@ describe("tenancy through the embedded gateway", () => {
     await tenant("takeover");
     const store = h.gw.store;
     const logger = createLogger({ service: "test", level: "silent" });
-    const m = memoryMetering(store, h.config.timers.budgetLeaseTtlMs);
+    const m = memoryMetering(store, h.config.timers.budgetLeaseTtlMs, h.config.limits.ledgerSpoolMaxRows);
     const deps = tenancyEngineDeps({ store, config: h.config, env: {}, ...m, logger });
     const engine = (dead: boolean) =>
       createRunEngine({

@@ -4,7 +4,7 @@ import type { Bus } from "@byok/bus";
 import { redisTargetOf, type GatewayConfig } from "@byok/config";
 import type { RetryPolicy } from "@byok/protocol";
 import { closeServer, kekFor, listen, openGatewayStore, openRedisBus } from "@byok/process";
-import { createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
+import { closeMetering, createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
 import type { Store } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { createWorkerHandler } from "./handler.js";
@@ -86,8 +86,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
         await runWorker.close();
         await closeServer(server);
         await bus.close();
-        await metering.budgets.close();
-        await metering.rates.close();
+        await closeMetering(metering);
         await store.close();
       })();
       return closing;

@@ -62,6 +62,8 @@ export interface GatewayMetrics {
   /** Admin API requests answered, by route pattern (`METHOD /path/:param`, or `unmatched`) and HTTP status. */
   readonly adminRequests: Counter<"route" | "status">;
   // ---- runs (worker / embedded gateway) ----
+  /** Ledger rows that went through the spool during a database outage, by outcome (`held`, `recorded`, `lost`). */
+  readonly ledgerSpoolRows: Counter<"outcome">;
   /** Generations started by this process (takeovers not included). */
   readonly runsStarted: Counter<"tenant">;
   /** Generations ended by this process, by end code (`ok` or the Connect code). */
@@ -187,6 +189,12 @@ export function createMetrics(options: MetricsOptions = {}): GatewayMetrics {
     sessionTokens: new Counter({ name: `${p}session_tokens_total`, help: "Session token grants by grant and outcome", labelNames: ["grant", "outcome"], registers }),
     clientTraceExports: new Counter({ name: `${p}client_trace_exports_total`, help: "Client /v1/traces exports by outcome", labelNames: ["outcome"], registers }),
     adminRequests: new Counter({ name: `${p}admin_requests_total`, help: "Admin API requests by route pattern and HTTP status", labelNames: ["route", "status"], registers }),
+    ledgerSpoolRows: new Counter({
+      name: `${p}ledger_spool_rows_total`,
+      help: "Ledger rows held during a database outage, by outcome (held, recorded, lost)",
+      labelNames: ["outcome"],
+      registers,
+    }),
     runsStarted: new Counter({ name: `${p}runs_started_total`, help: "Generations started (takeovers excluded)", labelNames: ["tenant"], registers }),
     runsEnded: new Counter({ name: `${p}runs_ended_total`, help: "Generations ended by end code", labelNames: ["code", "tenant"], registers }),
     runsActive: new Gauge({ name: `${p}runs_active`, help: "Generations executing in this process", registers }),

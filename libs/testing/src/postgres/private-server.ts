@@ -23,8 +23,14 @@ export interface PrivatePostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`. */
   readonly url: string;
   readonly port: number;
-  /** Immediate shutdown (as after a crash: open connections are cut, recovery on the next start). */
+  /**
+   * Immediate shutdown (as after a crash: open connections are cut, recovery on the next start).
+   * The cluster runs with synchronous_commit off, so commits of the last few hundred ms may be
+   * lost by it, as after a real crash with that setting: call `checkpoint()` first to keep them.
+   */
   stop(): Promise<void>;
+  /** CHECKPOINT: every commit so far is on disk and survives `stop()`. */
+  checkpoint(): Promise<void>;
   start(): Promise<void>;
   /** Stops the server and removes its data directory. */
   destroy(): Promise<void>;
@@ -59,6 +65,9 @@ export async function startPostgresServer(timeoutMs = 60_000): Promise<PrivatePo
     },
     async stop() {
       await tool("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+    },
+    async checkpoint() {
+      await tool("psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-c", "CHECKPOINT"]);
     },
     async destroy() {
       await tool("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]).catch(() => undefined);
