@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { AgentServerMessageSchema, KvServerMessageSchema, type AgentServerMessage, type ConversationStateStructure } from "@byok/wire";
 import { blobKey, type Blob } from "./blobs.js";
 import type { EndDecision } from "./errors.js";
@@ -153,6 +153,69 @@ export function gateBlobResult(g: OutputGate, id: number, failed: boolean): Gate
 export function gateTimeout(g: OutputGate, seq: number): GateResult {
   if (seq <= g.expiredUpTo) return { gate: g, effects: [] };
   return drain({ ...g, expiredUpTo: seq });
+}
+
+/**
+ * After a takeover: what can go goes, and the checkpoints still held wait for their
+ * acknowledgements again (the previous owner's timers died with it; a client that never
+ * answers must not hold the output behind them for ever).
+ */
+export function gateResume(g: OutputGate): GateResult {
+  const d = drain(g);
+  const waits = d.gate.held.flatMap((h) => (h.kind === "checkpoint" && h.seq > d.gate.expiredUpTo ? [{ type: "kv_wait" as const, seq: h.seq }] : []));
+  return { gate: d.gate, effects: [...d.effects, ...waits] };
+}
+
+/**
+ * The gate in the run snapshot (JSON; frames as base64 protobuf). Held output was never
+ * appended: without it a new owner would lose what waits behind a checkpoint, such as the
+ * exec request of a tool call or the run's end.
+ */
+export interface GateSnapshot {
+  nextKvId: number;
+  known: string[];
+  awaiting: [number, string][];
+  held: HeldSnapshot[];
+  seq: number;
+  expiredUpTo: number;
+}
+
+type HeldSnapshot =
+  | { kind: "checkpoint"; frame: string; needs: string[]; seq: number }
+  | { kind: "frames"; frames: string[] }
+  | { kind: "end"; decision: EndDecision };
+
+const frameB64 = (f: AgentServerMessage) => Buffer.from(toBinary(AgentServerMessageSchema, f)).toString("base64");
+const frameOf = (b: string) => fromBinary(AgentServerMessageSchema, new Uint8Array(Buffer.from(b, "base64")));
+
+export function snapshotGate(g: OutputGate): GateSnapshot {
+  return {
+    nextKvId: g.nextKvId,
+    known: [...g.known],
+    awaiting: [...g.awaiting],
+    held: g.held.map((h): HeldSnapshot => {
+      if (h.kind === "checkpoint") return { kind: "checkpoint", frame: frameB64(h.frame), needs: [...h.needs], seq: h.seq };
+      if (h.kind === "frames") return { kind: "frames", frames: h.frames.map(frameB64) };
+      return h;
+    }),
+    seq: g.seq,
+    expiredUpTo: g.expiredUpTo,
+  };
+}
+
+export function restoreGate(s: GateSnapshot): OutputGate {
+  return {
+    nextKvId: s.nextKvId,
+    known: new Set(s.known),
+    awaiting: new Map(s.awaiting),
+    held: s.held.map((h): Held => {
+      if (h.kind === "checkpoint") return { kind: "checkpoint", frame: frameOf(h.frame), needs: h.needs, seq: h.seq };
+      if (h.kind === "frames") return { kind: "frames", frames: h.frames.map(frameOf) };
+      return h;
+    }),
+    seq: s.seq,
+    expiredUpTo: s.expiredUpTo,
+  };
 }
 
 /** Nobody will acknowledge any more (the reader is gone): release everything without checkpoints. */

@@ -5,7 +5,7 @@ import { endFor } from "./errors.js";
 import { frames } from "./frames.js";
 import { NOTICE } from "./notices.js";
 import { causeOf, enter, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition } from "./phase.js";
-import { gateBlobResult, gateCheckpoint, gateFlushAll, gateTimeout, openGate } from "./gate.js";
+import { gateBlobResult, gateCheckpoint, gateFlushAll, gateResume, gateTimeout, openGate } from "./gate.js";
 import { readRunStart } from "./run-request.js";
 import { blobId, blobKey } from "./blobs.js";
 import { verifiedBlobs } from "./import.js";
@@ -57,9 +57,22 @@ export interface StepResult {
 }
 
 export function step(s: RunState, ev: RunEvent): StepResult {
-  const r = advance(s, ev);
+  const r = ev.type === "resume" ? resume(s, ev) : advance(s, ev);
   const transition = r.state.phase === s.phase ? undefined : { from: s.phase, to: r.state.phase, cause: causeOf(ev) };
   return { ...r, transition };
+}
+
+/**
+ * A takeover, in any phase: first the output the previous owner held behind checkpoints (the
+ * gate is in the snapshot) goes or waits again, then the phase picks up (a cut pass re-runs,
+ * tool timers start again).
+ */
+function resume(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
+  if (isEnded(s)) return { state: s, effects: [] };
+  const g = fromGate(s, gateResume(s.gate));
+  if (isEnded(g.state)) return g;
+  const r = advance(g.state, ev);
+  return { state: r.state, effects: [...g.effects, ...r.effects] };
 }
 
 function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[] } {
@@ -339,14 +352,6 @@ function onFinishing(s: RunState, ev: RunEvent): { state: RunState; effects: Eff
     case "output_cap": {
       // Nobody will acknowledge: release what follows the checkpoints without them.
       return fromGate(s, gateFlushAll(s.gate));
-    }
-    case "resume": {
-      // The previous owner had decided the end but held it behind the final checkpoint.
-      if (!ev.heldEnd) return { state: s, effects: [] };
-      const drafts: Draft[] = [{ type: "checkpoint", steps: s.steps }];
-      if (ev.heldEnd.ok) drafts.push({ type: "emit", frames: [frames.turnEnded(s.usage)] });
-      drafts.push({ type: "end", decision: ev.heldEnd });
-      return gated(enter(s, "model_call"), drafts);
     }
     default:
       return { state: s, effects: [] };

@@ -121,7 +121,7 @@ export type RunEvent =
   /** The KV acknowledgement wait of checkpoint `seq` ran out. */
   | { type: "kv_timeout"; seq: number }
   /** This owner took the run over: re-run a cut model call (after a notice) or finish a held end. */
-  | { type: "resume"; heldEnd: EndDecision | undefined }
+  | { type: "resume" }
   /** A tool call's wait ran out (exec timeout, AwaitShell block). */
   | { type: "tool_timeout"; callId: string; bridgeId: number }
   /**

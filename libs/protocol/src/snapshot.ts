@@ -2,7 +2,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ConversationStateStructureSchema, ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
 import type { ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import type { EndDecision } from "./errors.js";
-import { heldEnd, openGate } from "./gate.js";
+import { openGate, restoreGate, snapshotGate, type GateSnapshot } from "./gate.js";
 import type { RunStart } from "./run-request.js";
 import type { Bridge, PendingTool, Phase, RunPolicy, RunState, ToolLoop } from "./run-types.js";
 import { initialRunState } from "./machine.js";
@@ -12,8 +12,8 @@ import { toolContextOf } from "./tool-loop.js";
 /**
  * The durable, JSON-safe form of a live run's state (docs/architecture.md property 5): what a new
  * owner needs after a takeover. Protobuf values travel as base64 binary. The run request is
- * not copied (the engine re-reads it from input); output held behind a checkpoint is not
- * either (it was never appended, the new owner re-produces what matters: the held end).
+ * not copied (the engine re-reads it from input). The output gate is, with the output it holds
+ * behind checkpoints (never appended, so only the snapshot has it).
  */
 export interface RunStateSnapshot {
   phase: Phase;
@@ -33,8 +33,10 @@ export interface RunStateSnapshot {
         outputStarted: boolean;
       }
     | undefined;
-  knownBlobs: string[];
-  heldEnd: EndDecision | undefined;
+  gate: GateSnapshot;
+  /** Snapshots of a worker before the gate was kept (a rolling upgrade): what it kept instead. */
+  knownBlobs?: string[];
+  heldEnd?: EndDecision;
   mode: number;
   /** TodoItem bytes, base64. */
   todos: string[];
@@ -71,8 +73,7 @@ export function snapshotRunState(s: RunState): RunStateSnapshot {
       modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
       reasoning: [...c.reasoning], toolCalls: [...c.toolCalls], outputStarted: c.outputStarted,
     },
-    knownBlobs: [...s.gate.known],
-    heldEnd: heldEnd(s.gate),
+    gate: snapshotGate(s.gate),
     mode: s.mode,
     todos: s.todos.map((t) => b64(toBinary(TodoItemSchema, t))),
     plan: s.plan,
@@ -113,7 +114,7 @@ export function restoreRunState(requestId: string, generation: number, policy: R
     steps: snap.steps.map((x) => fromBinary(ConversationStepSchema, unb64(x)).message as ConversationStep["message"]),
     usage: snap.usage,
     current: snap.current ? { ...snap.current, thinkingSince: undefined, completed: undefined } : undefined,
-    gate: { ...openGate(), known: new Set(snap.knownBlobs) },
+    gate: snap.gate ? restoreGate(snap.gate) : legacyGate(snap),
     mode: snap.mode,
     todos: snap.todos.map((x) => fromBinary(TodoItemSchema, unb64(x))),
     plan: snap.plan,
@@ -136,4 +137,9 @@ export function restoreRunState(requestId: string, generation: number, policy: R
   });
   const tools: ToolLoop = { modelCallId: snap.tools.modelCallId, nextExecId: snap.tools.nextExecId, nextInteractionId: snap.tools.nextInteractionId, calls };
   return { ...base, tools };
+}
+
+/** The gate of an older worker's snapshot: the blobs the client had and the end it held. */
+function legacyGate(snap: RunStateSnapshot): RunState["gate"] {
+  return { ...openGate(), known: new Set(snap.knownBlobs ?? []), held: snap.heldEnd ? [{ kind: "end", decision: snap.heldEnd }] : [] };
 }

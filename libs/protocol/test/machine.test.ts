@@ -232,15 +232,73 @@ describe("takeover while waiting on tools", () => {
     const snap = JSON.parse(JSON.stringify(snapshotRunState(state)));
     const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, snap, state.run);
     expect(restored.tools?.calls[0]?.bridge).toEqual(state.tools?.calls[0]?.bridge);
-    const r = step(restored, { type: "resume", heldEnd: undefined });
+    const r = step(restored, { type: "resume" });
     expect(r.effects).toEqual([{ type: "tool_timer", callId: "c1", bridgeId: state.tools!.calls[0]!.bridge!.id, ms: DEFAULT_RUN_POLICY.toolTimeoutMs }]);
+  });
+
+  it("waits again for the checkpoint the exec request is held behind, so a client that never acknowledges still gets the exec", async () => {
+    const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
+    // The client acknowledges no blob: the exec request stays behind the tool call's checkpoint.
+    const { state, effects } = run(
+      [
+        runRequestEvent("x"),
+        {
+          type: "model",
+          event: { type: "item_done", item: { kind: "tool_call", id: "c1", call: { id: "c1", name: "Read", argumentsJson: JSON.stringify({ path: "a.txt" }) } } },
+          nowMs: 1,
+        },
+        { type: "model", event: { type: "completed", usage, endTurn: false }, nowMs: 2 },
+      ],
+      { ackKv: false },
+    );
+    expect(state.phase).toBe("tools");
+    expect(emitted(effects).map(describeFrame)).not.toContain("execServerMessage");
+    // The owner dies before its acknowledgement waits run out; the next one restores the run.
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const r = step(restored, { type: "resume" });
+    const waits = r.effects.filter((e) => e.type === "kv_wait");
+    expect(waits.length).toBeGreaterThan(0);
+    // Those waits run out: the held checkpoints are skipped and the exec request goes out.
+    let next = r.state;
+    const released: Effect[] = [];
+    for (const w of waits) {
+      if (w.type !== "kv_wait") throw new Error("unreachable");
+      const t = step(next, { type: "kv_timeout", seq: w.seq });
+      next = t.state;
+      released.push(...t.effects);
+    }
+    expect(emitted(released).map(describeFrame)).toContain("execServerMessage");
+  });
+
+  it("a held end survives the takeover: an acknowledgement read after it releases the checkpoint, turn_ended and the end", async () => {
+    const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
+    const { state, effects } = run([runRequestEvent("x"), { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 }], { ackKv: false });
+    expect(state.phase).toBe("finishing");
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const r = step(restored, { type: "resume" });
+    expect(r.state.phase).toBe("finishing");
+    expect(r.effects.filter((e) => e.type === "kv_wait").length).toBeGreaterThan(0);
+    // The client answers the previous owner's set_blob_args (same kv ids) after the takeover.
+    let next = r.state;
+    const out: Effect[] = [];
+    for (const f of effects.flatMap((e) => (e.type === "emit" ? e.frames : []))) {
+      if (f.message.case !== "kvServerMessage") continue;
+      const ack = create(AgentClientMessageSchema, { message: { case: "kvClientMessage", value: { id: f.message.value.id, message: { case: "setBlobResult", value: {} } } } });
+      const t = step(next, { type: "client", event: classifyClientMessage(ack) });
+      next = t.state;
+      out.push(...t.effects);
+    }
+    // The turn's first checkpoint and its final one, both held for their blobs, then the end.
+    expect(emitted(out).map(describeFrame)).toEqual(["conversationCheckpointUpdate", "conversationCheckpointUpdate", "turnEnded"]);
+    expect(out.at(-1)).toEqual({ type: "end", decision: { ok: true } });
+    expect(next.phase).toBe("ended");
   });
 
   it("re-runs a cut pass whose output the client saw after the takeover notice", async () => {
     const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
     const { state } = run([runRequestEvent("x"), { type: "model", event: { type: "text_delta", itemId: "t", text: "cut" }, nowMs: 1 }]);
     const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
-    const r = step(restored, { type: "resume", heldEnd: undefined });
+    const r = step(restored, { type: "resume" });
     const texts = emitted(r.effects).flatMap((f) => (f.message.case === "interactionUpdate" && f.message.value.message.case === "textDelta" ? [f.message.value.message.value] : []));
     expect(texts).toMatchObject([{ text: NOTICE.takenOver, isServerNotice: true }]);
     expect(r.effects.at(-1)).toEqual({ type: "start_model_call", modelCallId: "g1m1", attempt: 2 });

@@ -38,7 +38,7 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
     const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
     if (res.ok) ctx.targets = res.targets;
     ctx.registerSecrets(run);
-    ctx.push({ type: "resume", heldEnd: snap.state.heldEnd });
+    ctx.push({ type: "resume" });
   }
   // A takeover during an import (or the read of a stored checkpoint) starts it over.
   if (run && isImporting(ctx.state)) {
