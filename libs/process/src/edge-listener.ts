@@ -22,6 +22,7 @@ import { createServer as createH2Server, type Http2Server, type Http2Session } f
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
 import { createServer as createTlsServer, type TLSSocket } from "node:tls";
 import type { GatewayMetrics } from "@byok/telemetry";
+import { listen } from "./listen.js";
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4). */
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
@@ -103,19 +104,14 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
           route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length, admitted);
         });
       });
-  await new Promise<void>((resolve, reject) => {
-    listener.once("error", reject);
-    listener.listen(opts.port, opts.host, () => resolve());
-  });
-  const addr = listener.address() as AddressInfo;
-  const host = addr.family === "IPv6" ? `[${addr.address}]` : addr.address === "0.0.0.0" ? "127.0.0.1" : addr.address;
+  const url = await listen(listener, opts.host, opts.port, opts.tls ? "https" : "http");
   let stopped: Promise<void> | undefined;
   const stopAccepting = () => (stopped ??= new Promise<void>((r) => listener.close(() => r())));
   return {
     http1,
     http2,
-    port: addr.port,
-    url: `${opts.tls ? "https" : "http"}://${host}:${addr.port}`,
+    port: (listener.address() as AddressInfo).port,
+    url,
     stopAccepting,
     async close() {
       const done = stopAccepting();

@@ -1,11 +1,13 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Server as NetServer } from "node:net";
 
 /**
- * Listens on host:port (port 0 = any free port) and returns the base URL to reach it. An
- * unspecified address (0.0.0.0, ::) is reached over loopback; IPv6 hosts are bracketed.
+ * Listens on host:port (port 0 = any free port) and returns the base URL to reach it: the one
+ * listen of every gateway process (the probe-only servers and the edge's port alike). An
+ * unspecified address (0.0.0.0, ::) is reached over loopback (127.0.0.1, [::1]); other IPv6
+ * hosts are bracketed.
  */
-export async function listen(server: Server, host: string, port: number): Promise<string> {
+export async function listen(server: NetServer, host: string, port: number, scheme: "http" | "https" = "http"): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {
@@ -13,13 +15,13 @@ export async function listen(server: Server, host: string, port: number): Promis
       resolve();
     });
   });
-  return urlOf(server.address() as AddressInfo);
+  return urlOf(server.address() as AddressInfo, scheme);
 }
 
-function urlOf(addr: AddressInfo): string {
-  if (addr.address === "0.0.0.0") return `http://127.0.0.1:${addr.port}`;
-  if (addr.address === "::") return `http://[::1]:${addr.port}`;
-  return `http://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
+function urlOf(addr: AddressInfo, scheme: "http" | "https"): string {
+  if (addr.address === "0.0.0.0") return `${scheme}://127.0.0.1:${addr.port}`;
+  if (addr.address === "::") return `${scheme}://[::1]:${addr.port}`;
+  return `${scheme}://${addr.family === "IPv6" ? `[${addr.address}]` : addr.address}:${addr.port}`;
 }
 
 /** Closes a server and every connection it holds (long-lived streams included). */

@@ -1,0 +1,78 @@
+import { createServer, get } from "node:http";
+import { connect } from "node:http2";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeServer, listen, listenEdge, type EdgeListener } from "../src/index.js";
+
+// The one listen of every process: the same URL rule for the probe-only servers (worker,
+// admin) and the edge's HTTP/1.1 + HTTP/2 port.
+const cases: [host: string, url: RegExp][] = [
+  ["127.0.0.1", /^http:\/\/127\.0\.0\.1:\d+$/],
+  ["0.0.0.0", /^http:\/\/127\.0\.0\.1:\d+$/],
+  ["::", /^http:\/\/\[::1\]:\d+$/],
+  ["::1", /^http:\/\/\[::1\]:\d+$/],
+];
+
+/** One HTTP/1.1 request on its own connection (closed after the answer). */
+function answer(url: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(`${url}/x`, { agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve(text));
+    }).on("error", reject);
+  });
+}
+
+describe("listen", () => {
+  it.each(cases)("on %s gives a URL that reaches the server", async (host, re) => {
+    const server = createServer((_req, res) => res.end("plain"));
+    const url = await listen(server, host, 0);
+    try {
+      expect(url).toMatch(re);
+      expect(await answer(url)).toBe("plain");
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it("rejects when the port is taken", async () => {
+    const a = createServer();
+    const url = await listen(a, "127.0.0.1", 0);
+    const b = createServer();
+    try {
+      await expect(listen(b, "127.0.0.1", Number(new URL(url).port))).rejects.toMatchObject({ code: "EADDRINUSE" });
+    } finally {
+      await closeServer(a);
+    }
+  });
+});
+
+describe("listenEdge", () => {
+  let edge: EdgeListener | undefined;
+  afterEach(async () => {
+    await edge?.close();
+    edge = undefined;
+  });
+
+  it.each(cases)("on %s gives the same URL as listen, serving HTTP/1.1 and h2c there", async (host, re) => {
+    edge = await listenEdge((req, res) => res.end(`v${req.httpVersion}`), { host, port: 0, tls: undefined });
+    expect(edge.url).toMatch(re);
+    expect(edge.url.endsWith(`:${edge.port}`)).toBe(true);
+    expect(await answer(edge.url)).toBe("v1.1");
+    const session = connect(edge.url);
+    try {
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = session.request({ ":path": "/x" });
+        let text = "";
+        req.setEncoding("utf8");
+        req.on("data", (c: string) => (text += c));
+        req.on("end", () => resolve(text));
+        req.on("error", reject);
+      });
+      expect(body).toBe("v2.0");
+    } finally {
+      session.destroy();
+    }
+  });
+});
