@@ -1,13 +1,13 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
 import { createLogger, startServiceTracing } from "@byok/telemetry";
-import { loadAdminConfig } from "./config.js";
-import { openAdminStore, startAdminServer } from "./service.js";
+import { loadAdminConfig } from "@byok/config";
+import { openAdminStore, startAdminService } from "./service.js";
 
 async function main(): Promise<void> {
   const config = loadAdminConfig(process.env);
   const tracing = startServiceTracing("admin", config.telemetry);
   const store = await openAdminStore(config);
-  const server = await startAdminServer({
+  const server = await startAdminService({
     store,
     adminKey: config.adminKey,
     host: config.host,

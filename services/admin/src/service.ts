@@ -1,17 +1,16 @@
 /**
- * Starts the admin API on node:http (the standalone admin process), plus the probe routes every
- * process serves (unauthenticated `GET /healthz`, `/readyz` — the store answers — and
- * `/metrics`) and the usage dashboard page under `/dashboard/` (its data comes from this API).
+ * The standalone admin process: the admin API, the usage dashboard and the probe routes
+ * (handler.ts) on node:http.
  */
 import { createServer, type Server } from "node:http";
-import { createAdminHandler, type AdminApiOptions } from "@byok/admin-api";
-import { createDashboardHandler } from "@byok/dashboard";
-import { closeServer, createProbeRoutes, kekFor, listen, openGatewayStore } from "@byok/process";
+import type { AdminApiOptions } from "@byok/admin-api";
+import type { AdminConfig } from "@byok/config";
+import { closeServer, kekFor, listen, openGatewayStore } from "@byok/process";
 import { KEK_ENV, type GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type GatewayMetrics, type Logger, type MetricsOptions } from "@byok/telemetry";
-import type { AdminConfig } from "./config.js";
+import { createAdminServiceHandler } from "./handler.js";
 
-export interface AdminServer {
+export interface AdminService {
   /** Base URL, e.g. http://127.0.0.1:8081 */
   url: string;
   server: Server;
@@ -20,7 +19,7 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
-export interface AdminServerOptions extends Omit<AdminApiOptions, "onAnswered"> {
+export interface AdminServiceOptions extends Omit<AdminApiOptions, "onAnswered"> {
   host?: string;
   port?: number;
   /** Metric options of the process (process metrics on by default). */
@@ -39,19 +38,11 @@ export async function openAdminStore(config: Pick<AdminConfig, "store" | "kek" |
   return openGatewayStore(config, kek);
 }
 
-export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
-  const metrics = createMetrics(opts.telemetry);
-  const logger = opts.logger ?? createLogger({ service: "admin" });
-  metrics.watchDependency("postgres", () => opts.store.migrations());
-  const handle = createAdminHandler({ ...opts, onAnswered: (route, status) => metrics.adminRequests.inc({ route, status: String(status) }) });
-  const dashboard = createDashboardHandler({ adminApiBase: "" });
-  const probes = createProbeRoutes({ metrics, logger, ready: async () => void (await opts.store.migrations()) });
-  const server = createServer((req, res) => {
-    if (dashboard(req, res)) return;
-    // Probes and the image's healthcheck: no key, no audit row.
-    if (probes(req, res)) return;
-    void handle(req, res);
-  });
-  const url = await listen(server, opts.host ?? "127.0.0.1", opts.port ?? 0);
+export async function startAdminService(opts: AdminServiceOptions): Promise<AdminService> {
+  const { host, port, telemetry, logger, ...api } = opts;
+  const metrics = createMetrics(telemetry);
+  metrics.watchDependency("postgres", () => api.store.migrations());
+  const server = createServer(createAdminServiceHandler({ ...api, metrics, logger: logger ?? createLogger({ service: "admin" }) }));
+  const url = await listen(server, host ?? "127.0.0.1", port ?? 0);
   return { url, server, metrics, close: () => closeServer(server) };
 }

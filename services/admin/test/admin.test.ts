@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAesGcmKek, createStore, type GatewayStore } from "@byok/store";
 import { createAdminClient } from "@byok/admin-api";
 import { metricDelta, scrapeMetrics } from "@byok/testing";
-import { startAdminServer, type AdminServer } from "../src/index.js";
+import { startAdminService, type AdminService } from "../src/index.js";
 import { runCli, usdToMicro } from "../src/cli.js";
 
 const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;
@@ -14,10 +14,10 @@ const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:
 function adminSuite(name: string, open: () => Promise<GatewayStore>, cleanup: () => Promise<void> = async () => {}): void {
   describe(`admin API on ${name}`, () => {
     let store: GatewayStore;
-    let server: AdminServer;
+    let server: AdminService;
     beforeAll(async () => {
       store = await open();
-      server = await startAdminServer({ store, adminKey: ADMIN_KEY });
+      server = await startAdminService({ store, adminKey: ADMIN_KEY });
     });
     afterAll(async () => {
       await server?.close();

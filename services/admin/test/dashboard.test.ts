@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createAesGcmKek, createStore, type GatewayStore, type LedgerEntry } from "@byok/store";
-import { startAdminServer, type AdminServer } from "../src/index.js";
+import { startAdminService, type AdminService } from "../src/index.js";
 
 const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;
 
@@ -18,10 +18,10 @@ function attempt(tenantId: string, requestId: string, outcome: LedgerEntry["outc
 
 describe("the admin service's usage dashboard", () => {
   let store: GatewayStore;
-  let server: AdminServer;
+  let server: AdminService;
   beforeAll(async () => {
     store = await createStore({ driver: "pglite", kek: createAesGcmKek(randomBytes(32)) });
-    server = await startAdminServer({ store, adminKey: ADMIN_KEY });
+    server = await startAdminService({ store, adminKey: ADMIN_KEY });
     await store.tenants.create({ tenantId: "t1", name: "T1" });
     await store.tenants.create({ tenantId: "t2", name: "T2" });
     await store.ledger.record(attempt("t1", "r1", "ok", 200, 1_100), new Date("2026-11-10T10:00:00Z"));

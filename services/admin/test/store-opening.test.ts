@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { kekFor, openGatewayStore } from "@byok/process";
-import { loadAdminConfig, openAdminStore } from "../src/index.js";
+import { loadAdminConfig } from "@byok/config";
+import { openAdminStore } from "../src/index.js";
 
 const ADMIN_KEY = `admin-${randomBytes(12).toString("hex")}`;
 

@@ -1,5 +1,6 @@
 /**
- * Admin service configuration, read once from the environment at start-up.
+ * The standalone admin service's configuration (services/admin), read once from the environment
+ * at start-up.
  * Store: DATABASE_URL (+ GATEWAY_DATABASE_SCHEMA) → Postgres with the KEK from GATEWAY_KEK;
  * otherwise PGlite at GATEWAY_DATA_DIR (default .data/pglite) with GATEWAY_KEK, or else the
  * KEK file generated into GATEWAY_KEK_DIR (default: the data dir's parent), as the embedded
@@ -8,7 +9,8 @@
  */
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
-import { parseTelemetryConfig, type StoreConfig, type TelemetryConfig } from "@byok/config";
+import type { StoreConfig } from "./load.js";
+import { parseTelemetryConfig, type TelemetryConfig } from "./telemetry.js";
 
 const Env = z.object({
   GATEWAY_ADMIN_KEY: z.string().min(16, "GATEWAY_ADMIN_KEY must be at least 16 characters"),
