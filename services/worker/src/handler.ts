@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createProbeRoutes } from "@byok/process";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
-import type { RunWorker } from "./worker.js";
+import type { RunWorker } from "@byok/runtime";
 
 /** A worker's HTTP surface: the probe routes only; ready while its BullMQ worker runs. */
 export function createWorkerHandler(deps: { metrics: GatewayMetrics; logger: Logger; runWorker: RunWorker }) {

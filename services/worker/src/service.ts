@@ -4,11 +4,10 @@ import type { Bus } from "@byok/bus";
 import { redisTargetOf, type GatewayConfig } from "@byok/config";
 import type { RetryPolicy } from "@byok/protocol";
 import { closeServer, kekFor, listen, openGatewayStore, openRedisBus } from "@byok/process";
-import { closeMetering, createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps } from "@byok/runtime";
+import { closeMetering, createRunWorker, createServiceEngine, meteringFor, prepareDefaultTenant, tenancyEngineDeps, type RunWorker } from "@byok/runtime";
 import type { Store } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { createWorkerHandler } from "./handler.js";
-import { createRunWorker, type RunWorker } from "./worker.js";
 
 export interface WorkerService {
   /** Health/metrics endpoint (GET /healthz, /readyz, /metrics). */

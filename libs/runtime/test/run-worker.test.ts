@@ -13,10 +13,11 @@ import { retryPolicy } from "@byok/protocol";
 import { createProviderAdapter } from "@byok/providers";
 import { createStore, type Store } from "@byok/store";
 import { createLogger } from "@byok/telemetry";
-import { deleteKeysMatching, runRequestMessage, startSimulator } from "@byok/testing";
+import { deleteKeysMatching, runRequestMessage, startSimulator, waitFor } from "@byok/testing";
 import { AgentClientMessageSchema, ErrorDetails_Error, ErrorDetailsSchema } from "@byok/wire";
-import { createRunWorker } from "../src/worker.js";
-import { REDIS_URL, waitFor } from "./process-harness.js";
+import { createRunWorker } from "../src/index.js";
+
+const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 
 const logger = createLogger({ service: "test", level: (process.env.TEST_LOG_LEVEL ?? "silent") as "silent" });
 
