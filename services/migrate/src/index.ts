@@ -1,1 +1,1 @@
-export { runMigrations, type MigrationReport } from "./migrate.js";
+export { runMigrations, type MigrationReport } from "./service.js";

@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from "@byok/config";
-import { runMigrations } from "./migrate.js";
+import { runMigrations } from "./service.js";
 
 // The migrations job (`byok migrate`: a Helm pre-install/pre-upgrade hook, the compose
 // `migrate` service): applies the store's pending migrations to DATABASE_URL and exits 0, or
