@@ -7,7 +7,7 @@
  * request's API gets the caller's own body (passthrough); any other the translated call.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { providerCallTelemetry, type AttemptInfo, type RunMeter, type TargetResolution } from "@byok/agent";
+import { providerCallTelemetry, type AttemptInfo, type AttemptResult, type RunMeter, type TargetResolution } from "@byok/agent";
 import { estimateInputTokens, estimateTokens, estimateUsage, OutputMeter } from "@byok/providers";
 import { decideAfterFailure, runErrorFromProvider, ProviderError, type RetryPolicy, type ChatItem, type ProviderAdapter, type ProviderEvent, type ProviderKind, type ProviderTarget, type ReasoningEffort, type StopReason, type ToolSpec, type Usage } from "@byok/protocol";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
@@ -178,7 +178,7 @@ export async function runCall(
     let firstEventMark: number | undefined;
     let usage: Usage | undefined;
     let stopReason: StopReason | undefined;
-    let outcome: "ok" | "cancelled" | "failed" | "retried" = "failed";
+    let outcome: AttemptResult["outcome"] = "failed";
     let failure: ProviderError | undefined;
     const observed = telemetry.modelCall(target, { modelCallId, attempt, conversationId: requestId }, undefined);
     try {

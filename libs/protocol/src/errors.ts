@@ -1,6 +1,6 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CustomErrorDetailsSchema, ErrorDetails_Error, ErrorDetailsSchema, type ConnectCodeName } from "@byok/wire";
-import type { ProviderError } from "./model/index.js";
+import type { CredentialsSource, ProviderError } from "./model/index.js";
 
 /**
  * The gateway's closed catalogue of ways a stream can end badly (docs/protocol.md "Ending a stream").
@@ -95,7 +95,7 @@ export function endFor(err: GatewayError): EndDecision {
 }
 
 /** Maps a provider failure (after retries) to the run error the client sees. */
-export function runErrorFromProvider(e: ProviderError, credentialsSource: "gateway" | "client", compactionTried = false): RunError {
+export function runErrorFromProvider(e: ProviderError, credentialsSource: CredentialsSource, compactionTried = false): RunError {
   switch (e.kind) {
     case "rate_limited":
       return { kind: "provider_rate_limited", message: `The model provider is rate limiting requests: ${e.message}` };

@@ -1,4 +1,4 @@
-import type { ClientCredentials, GatewayCredential, ProviderKind, ProviderTarget, ReasoningEffort } from "@byok/protocol";
+import type { ClientCredentials, CredentialsSource, GatewayCredential, ProviderKind, ProviderTarget, ReasoningEffort } from "@byok/protocol";
 import { checkBaseUrl } from "./base-url-policy.js";
 import { mapThinkingEffort, wantsMaxMode } from "./parameters.js";
 import type { Route, RouteRefusal, RouteRequest, RouteTarget, RoutingConfig } from "./types.js";
@@ -150,7 +150,7 @@ function fromRouteTarget(req: RouteRequest, rt: RouteTarget, config: RoutingConf
   }
 }
 
-function noCredentials(modelId: string, source: "gateway" | "client", what: string): RouteRefusal {
+function noCredentials(modelId: string, source: CredentialsSource, what: string): RouteRefusal {
   return source === "client"
     ? { kind: "no_credentials", message: `Model ${modelId} is configured to use your own ${what} credentials; add them in Cursor's model settings` }
     : { kind: "no_credentials", message: `The gateway's credentials for model ${modelId} do not fit ${what}; an administrator must fix the route` };
