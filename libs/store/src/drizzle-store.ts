@@ -3,11 +3,10 @@
  * migrated database from drivers/pglite.ts or drivers/postgres.ts.
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
-import { createHash } from "node:crypto";
 import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
+import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
-import { StoreError } from "./errors.js";
 import { assertFence, claimFence, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
@@ -49,12 +48,9 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     claimRun: (tenantId, fence) => claimFence(db, tenantId, fence),
 
     async appendHistory(entries, fence) {
-      const first = entries[0];
-      if (first === undefined) return [];
-      const { tenantId, conversationId } = first;
-      if (entries.some((e) => e.tenantId !== tenantId || e.conversationId !== conversationId)) {
-        throw new StoreError("invalid_argument", "appendHistory: all entries must belong to one tenant and conversation");
-      }
+      const target = appendTarget(entries);
+      if (target === undefined) return [];
+      const { tenantId, conversationId } = target;
       return db.transaction(async (tx) => {
         // First, so a stale owner learns it at once (its fence row stays share-locked until commit).
         await assertFence(tx, tenantId, fence);
@@ -156,10 +152,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     },
 
     async putBlob(tenantId, blobId, data) {
-      const digest = createHash("sha256").update(data).digest();
-      if (blobId.length !== digest.length || !digest.equals(blobId)) {
-        throw new StoreError("blob_hash_mismatch", "putBlob: blob id is not the SHA-256 of the data");
-      }
+      assertBlobId(blobId, data);
       // Same id means same bytes, so a repeat put has nothing to change.
       await db.insert(blobs).values({ tenantId, blobId, data }).onConflictDoNothing();
     },

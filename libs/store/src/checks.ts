@@ -1,0 +1,24 @@
+// Argument checks every Store implementation makes the same way (the database store and the
+// ephemeral content store), so both refuse the same input with the same StoreError.
+import { createHash } from "node:crypto";
+import { StoreError } from "./errors.js";
+import type { NewHistoryEntry } from "./types.js";
+
+/** The one tenant and conversation of an append (undefined: nothing to append); refuses a batch spanning two. */
+export function appendTarget(entries: readonly NewHistoryEntry[]): { tenantId: string; conversationId: string } | undefined {
+  const first = entries[0];
+  if (first === undefined) return undefined;
+  const { tenantId, conversationId } = first;
+  if (entries.some((e) => e.tenantId !== tenantId || e.conversationId !== conversationId)) {
+    throw new StoreError("invalid_argument", "appendHistory: all entries must belong to one tenant and conversation");
+  }
+  return { tenantId, conversationId };
+}
+
+/** Refuses a blob whose id is not the SHA-256 of its data. */
+export function assertBlobId(blobId: Uint8Array, data: Uint8Array): void {
+  const digest = createHash("sha256").update(data).digest();
+  if (blobId.length !== digest.length || !digest.equals(blobId)) {
+    throw new StoreError("blob_hash_mismatch", "putBlob: blob id is not the SHA-256 of the data");
+  }
+}
