@@ -13,12 +13,21 @@
  * The history an ephemeral run holds in memory is what its prompt is rebuilt from, so it
  * travels in the run's takeover snapshot (Redis, fenced, expiring with the generation; never
  * the store): a new owner adopts it and re-runs a cut pass with the same messages.
+ *
+ * The ephemeral Store keeps the Store contract (libs/store/test/contract.ts runs on it) for
+ * what it holds: history in order per tenant and conversation, its seqs continuing the
+ * conversation's stored rows (counted once, when the run first touches the conversation),
+ * idempotent re-appends, interrupted marks, blobs checked and kept per tenant. By design it
+ * writes no checkpoint, in `ephemeral` mode no conversation row, and takes no fence (the run's
+ * memory is its own; what leaves it, the snapshot, is fenced on the bus).
  */
+import { appendTarget, assertBlobId } from "../checks.js";
+import { dedupeIdentity, dedupeKeyOf } from "../dedupe.js";
 import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "../types.js";
 
 export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
 
-/** History an ephemeral run holds only in memory, in append order (seq = position). */
+/** History an ephemeral run holds only in memory, in append order. */
 export interface HeldContent {
   history: NewHistoryEntry[];
 }
@@ -33,17 +42,44 @@ export interface RunContent {
   };
 }
 
+/** One conversation's held history: `rows[i].seq` is `i`; readers see `base + i`. */
+interface HeldConversation {
+  rows: HistoryEntry[];
+  /** (requestId, generation, dedupeKey) → position, for idempotent re-appends. */
+  seen: Map<string, number>;
+  /** The stored rows' next seq, read once. */
+  base: Promise<number> | undefined;
+}
+
 /** Where a run writes content under `mode`. */
 export function contentStore(store: Store, mode: ContentMode): RunContent {
   if (mode === "store") return { store };
-  let history: HistoryEntry[] = [];
-  let dedupe = new Set<string>();
+  let conversations = new Map<string, HeldConversation>();
   const blobs = new Map<string, Uint8Array>();
-  const hex = (id: Uint8Array) => Buffer.from(id).toString("hex");
-  const dedupeKey = (e: NewHistoryEntry) => {
-    const d = typeof e.body === "object" && e.body !== null ? (e.body as { dedupeKey?: unknown }).dedupeKey : undefined;
-    return typeof d === "string" ? `${e.conversationId}\u0000${e.requestId}\u0000${e.generation}\u0000${d}` : undefined;
+  const blobKey = (tenantId: string, id: Uint8Array) => `${tenantId}\u0000${Buffer.from(id).toString("hex")}`;
+  const held = (tenantId: string, conversationId: string): HeldConversation => {
+    const key = `${tenantId}\u0000${conversationId}`;
+    let c = conversations.get(key);
+    if (!c) conversations.set(key, (c = { rows: [], seen: new Map(), base: undefined }));
+    return c;
   };
+  const baseOf = (c: HeldConversation, tenantId: string, conversationId: string): Promise<number> =>
+    (c.base ??= store.listHistory(tenantId, conversationId).then(nextSeq, (err: unknown) => {
+      c.base = undefined;
+      throw err;
+    }));
+  const seen = (row: HistoryEntry, base: number): HistoryEntry => ({ ...row, seq: base + row.seq });
+  const hold = (c: HeldConversation, e: NewHistoryEntry): HistoryEntry | undefined => {
+    const key = dedupeKeyOf(e);
+    const identity = key === null ? undefined : dedupeIdentity(e.requestId, e.generation, key);
+    const known = identity === undefined ? undefined : c.seen.get(identity);
+    if (known !== undefined) return c.rows[known];
+    const row: HistoryEntry = { ...e, seq: c.rows.length, createdAt: new Date() };
+    c.rows.push(row);
+    if (identity !== undefined) c.seen.set(identity, row.seq);
+    return row;
+  };
+
   const ephemeral: Store = {
     ...store,
     async upsertConversation(tenantId, conversationId, meta): Promise<ConversationRecord> {
@@ -52,44 +88,42 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
       return { tenantId, conversationId, meta: {}, createdAt: now, updatedAt: now };
     },
     async appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]> {
-      const out: HistoryEntry[] = [];
-      for (const e of entries) {
-        const key = dedupeKey(e);
-        if (key !== undefined && dedupe.has(key)) continue;
-        if (key !== undefined) dedupe.add(key);
-        const row: HistoryEntry = { ...e, seq: history.length, createdAt: new Date() };
-        history.push(row);
-        out.push(row);
-      }
-      return out;
+      const target = appendTarget(entries);
+      if (target === undefined) return [];
+      const c = held(target.tenantId, target.conversationId);
+      const base = await baseOf(c, target.tenantId, target.conversationId);
+      return entries.map((e) => seen(hold(c, e)!, base));
     },
     async listHistory(tenantId, conversationId): Promise<HistoryEntry[]> {
+      const c = held(tenantId, conversationId);
       const stored = await store.listHistory(tenantId, conversationId);
-      const base = nextSeq(stored);
-      const mine = history.filter((r) => r.tenantId === tenantId && r.conversationId === conversationId).map((r) => ({ ...r, seq: base + r.seq }));
-      return [...stored, ...mine];
+      c.base ??= Promise.resolve(nextSeq(stored));
+      const base = await c.base;
+      return [...stored, ...c.rows.map((r) => seen(r, base))];
     },
     async markInterrupted(tenantId, conversationId, seqs): Promise<void> {
-      const base = nextSeq(await store.listHistory(tenantId, conversationId));
-      for (const r of history) if (r.conversationId === conversationId && seqs.includes(base + r.seq)) r.interrupted = true;
+      const c = held(tenantId, conversationId);
+      if (c.rows.length === 0) return;
+      const base = await baseOf(c, tenantId, conversationId);
+      for (const r of c.rows) if (seqs.includes(base + r.seq)) r.interrupted = true;
     },
     // No checkpoint of this run is kept; a stored one of an earlier, non-ephemeral turn is still read.
     async saveCheckpoint(): Promise<void> {},
-    async putBlob(_tenantId, blobId, data): Promise<void> {
-      blobs.set(hex(blobId), data);
+    async putBlob(tenantId, blobId, data): Promise<void> {
+      assertBlobId(blobId, data);
+      blobs.set(blobKey(tenantId, blobId), data);
     },
     async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
-      return blobs.get(hex(blobId)) ?? store.getBlob(tenantId, blobId);
+      return blobs.get(blobKey(tenantId, blobId)) ?? store.getBlob(tenantId, blobId);
     },
   };
   return {
     store: ephemeral,
     held: {
-      current: () => ({ history: history.map(({ seq: _seq, createdAt: _at, ...e }) => e) }),
-      adopt(held) {
-        const now = new Date();
-        history = held.history.map((e, seq) => ({ ...e, seq, createdAt: now }));
-        dedupe = new Set(held.history.map(dedupeKey).filter((k): k is string => k !== undefined));
+      current: () => ({ history: [...conversations.values()].flatMap((c) => c.rows.map(({ seq: _seq, createdAt: _at, ...e }) => e)) }),
+      adopt(h) {
+        conversations = new Map();
+        for (const e of h.history) hold(held(e.tenantId, e.conversationId), e);
       },
     },
   };
