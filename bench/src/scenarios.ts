@@ -5,8 +5,8 @@ import { performance } from "node:perf_hooks";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { runJobId } from "@byok/bus";
-import { createCursorClient, runRequestMessage, startSimulator, type Simulator, type SimScript } from "@byok/testing";
-import { metric, poll, type Proc } from "./services.js";
+import { createCursorClient, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
+import { metric, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
 export const MODEL = "bench-model";
@@ -224,14 +224,14 @@ export async function idleStreams(target: Proc, n: number, redis?: Redis, authTo
   const opened: Promise<unknown>[] = [];
   for (let i = 0; i < n; i++) {
     opened.push(client.runSse(`bench-idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
-    if (i % 500 === 499) await poll(async () => (await metric(target.url, "byok_run_sse_open")) >= i + 1 - 50, 60_000, "streams opening");
+    if (i % 500 === 499) await waitFor(async () => (await metric(target.url, "byok_run_sse_open")) >= i + 1 - 50, 60_000, "streams opening");
   }
-  await poll(async () => (await metric(target.url, "byok_run_sse_open")) >= n, 120_000, `${n} streams open`);
+  await waitFor(async () => (await metric(target.url, "byok_run_sse_open")) >= n, 120_000, `${n} streams open`);
   await new Promise((r) => setTimeout(r, 3_000));
   const [heapAfter, rssAfter, connsAfter] = [await heap(), await rss(), await conns()];
   abort.abort();
   await Promise.all(opened);
-  await poll(async () => (await metric(target.url, "byok_run_sse_open")) === 0, 60_000, "streams closed");
+  await waitFor(async () => (await metric(target.url, "byok_run_sse_open")) === 0, 60_000, "streams closed");
   return {
     streams: n,
     heapBeforeMiB: round(heapBefore / 2 ** 20),
@@ -281,7 +281,7 @@ export async function takeover(
           if (m.message.case !== "interactionUpdate" || m.message.value.message.case !== "textDelta") return;
           const d = m.message.value.message.value;
           if (killedAt === undefined) {
-            const owner = await poll(async () => (await q.getJob(runJobId(ref, 1)))?.processedBy, 10_000, "job owner");
+            const owner = await waitFor(async () => (await q.getJob(runJobId(ref, 1)))?.processedBy, 10_000, "job owner");
             const victim = workers.find((w) => w.name === owner);
             if (!victim) throw new Error(`unknown owner ${owner}`);
             killedAt = performance.now();

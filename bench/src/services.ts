@@ -12,16 +12,6 @@ export { freePort };
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
-export async function poll<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** A private redis-server (no persistence): the benchmark never measures the shared Redis. */
 export async function startRedis(): Promise<{ url: string; port: number; stop(): Promise<void> }> {
   const port = await freePort();

@@ -5,7 +5,7 @@ const err = (kind: ProviderErrorKind, retryAfterMs?: number) => new ProviderErro
 const mid = () => 0.5; // jitter factor exactly 1
 
 describe("retry policy", () => {
-  it("has the seed-003 defaults", () => {
+  it("has the README's defaults: 4 connection-phase and 5 stream-phase retries", () => {
     expect(DEFAULT_RETRY_POLICY).toMatchObject({ connectRetries: 4, streamRetries: 5 });
   });
 
