@@ -3,7 +3,7 @@
 import { loadConfig } from "@byok/config";
 import { createLogger } from "@byok/telemetry";
 import { createCursorClient, runRequestMessage, startSimulator } from "@byok/testing";
-import { startEmbeddedGateway } from "@byok/gateway";
+import { startGatewayService } from "@byok/gateway";
 
 const sim = await startSimulator();
 sim.enqueue({
@@ -23,7 +23,7 @@ const config = loadConfig(
   },
   { mode: "embedded" },
 );
-const gw = await startEmbeddedGateway(
+const gw = await startGatewayService(
   { ...config, store: { driver: "pglite", dataDir: undefined } },
   { logger: createLogger({ service: "demo", level: "warn" }), env: { DEMO_PROVIDER_KEY: "sk-demo-not-a-real-key" } },
 );

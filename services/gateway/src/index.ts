@@ -1,1 +1,1 @@
-export { startEmbeddedGateway, type EmbeddedGateway, type EmbeddedOptions } from "./service.js";
+export { startGatewayService, type GatewayService, type GatewayServiceOptions } from "./service.js";

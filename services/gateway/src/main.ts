@@ -1,13 +1,13 @@
 import { ConfigError, loadConfig } from "@byok/config";
 import { startServiceTracing } from "@byok/telemetry";
-import { startEmbeddedGateway } from "./service.js";
+import { startGatewayService } from "./service.js";
 
 // `npm start`: the all-in-one embedded gateway.
 try {
   const config = loadConfig(process.env, { mode: "embedded" });
   // Off unless OTEL_TRACES_EXPORTER / OTEL_EXPORTER_OTLP_ENDPOINT configure it.
   const tracing = startServiceTracing("gateway", config.telemetry);
-  const gw = await startEmbeddedGateway(config);
+  const gw = await startGatewayService(config);
   const storeWhere = config.store.driver === "pglite" ? `PGlite at ${config.store.dataDir}` : "PostgreSQL";
   console.log(`Cursor BYOK Gateway (embedded) listening on ${gw.url}  ·  store: ${storeWhere}  ·  routes: ${config.file.routes.length}`);
   const stop = async () => {

@@ -15,7 +15,7 @@ import type { GatewayStore } from "@byok/store";
 import { createLogger, createMetrics, type Logger } from "@byok/telemetry";
 import { ADMIN_PATH_PREFIX, createGatewayHandler } from "./handler.js";
 
-export interface EmbeddedGateway {
+export interface GatewayService {
   /** Base URL the gateway listens on, e.g. http://127.0.0.1:8787 */
   url: string;
   server: Server;
@@ -27,7 +27,7 @@ export interface EmbeddedGateway {
   close(): Promise<void>;
 }
 
-export interface EmbeddedOptions {
+export interface GatewayServiceOptions {
   logger?: Logger;
   /** Overrides of the provider retry policy (tests shorten the backoff). */
   retry?: Partial<RetryPolicy>;
@@ -46,7 +46,7 @@ export interface EmbeddedOptions {
  * Embedded mode: ingress + run engine in one process, in-memory bus, PGlite (or the
  * configured Postgres). What `npm start` runs.
  */
-export async function startEmbeddedGateway(config: GatewayConfig, opts: EmbeddedOptions = {}): Promise<EmbeddedGateway> {
+export async function startGatewayService(config: GatewayConfig, opts: GatewayServiceOptions = {}): Promise<GatewayService> {
   const logger = opts.logger ?? createLogger({ service: "gateway", level: config.logLevel });
   const metrics = createMetrics(config.telemetry);
   // KEK: GATEWAY_KEK when set; else generated once (0600) next to the PGlite data dir (the

@@ -5,7 +5,7 @@ import { startSimulator, type Simulator, type SimulatorOptions } from "@byok/tes
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { createRedisBus, type BusOptions } from "@byok/bus";
-import { startEmbeddedGateway, type EmbeddedGateway } from "../src/index.js";
+import { startGatewayService, type GatewayService } from "../src/index.js";
 
 /** Deletes a test's Redis keys (the Redis is shared: never FLUSHDB). */
 async function deleteKeys(prefix: string): Promise<void> {
@@ -49,7 +49,7 @@ function providerRoutes(simUrl: string) {
 }
 
 export interface Harness {
-  gw: EmbeddedGateway;
+  gw: GatewayService;
   sim: Simulator;
   config: GatewayConfig;
   close(): Promise<void>;
@@ -91,7 +91,7 @@ export async function startHarness(
   );
   // In-memory PGlite: every harness starts from an empty store.
   const config: GatewayConfig = { ...base, store: { driver: "pglite", dataDir: undefined } };
-  const gw = await startEmbeddedGateway(config, {
+  const gw = await startGatewayService(config, {
     logger,
     retry: { baseDelayMs: 5, maxDelayMs: 20 },
     ...(busKind === "redis"
@@ -113,7 +113,7 @@ export async function startHarness(
 
 /** One admin API call on the embedded gateway (`/admin`), JSON in and out. */
 export async function adminCall<T = Record<string, unknown>>(
-  gw: EmbeddedGateway,
+  gw: GatewayService,
   adminKey: string,
   method: string,
   path: string,

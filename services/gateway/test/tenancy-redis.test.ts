@@ -9,7 +9,7 @@ import { createRedisBudgetGuard, createRedisRateLimiter, type RateLimiter } from
 import { createLogger } from "@byok/telemetry";
 import { createCursorClient, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
 import { ErrorDetails_Error } from "@byok/wire";
-import { startEmbeddedGateway, type EmbeddedGateway } from "../src/index.js";
+import { startGatewayService, type GatewayService } from "../src/index.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const PINNED = new Date("2030-01-01T00:00:30Z");
@@ -18,7 +18,7 @@ describe("rate limits across two replicas sharing Redis", () => {
   const prefix = `test:tenancy:${randomUUID().slice(0, 8)}`;
   let sim: Simulator;
   let redis: Redis;
-  let gws: EmbeddedGateway[] = [];
+  let gws: GatewayService[] = [];
 
   beforeAll(async () => {
     sim = await startSimulator();
@@ -39,7 +39,7 @@ describe("rate limits across two replicas sharing Redis", () => {
       { mode: "embedded" },
     );
     for (let i = 0; i < 2; i++) {
-      const gw = await startEmbeddedGateway(
+      const gw = await startGatewayService(
         { ...config, store: { driver: "pglite", dataDir: undefined } },
         {
           logger: createLogger({ service: "test", level: "silent" }),
