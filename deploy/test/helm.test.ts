@@ -233,7 +233,7 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
       OPENAI_API_KEY: "sk-test",
       ANTHROPIC_API_KEY: "sk-ant-test",
     };
-    const known = new Set([...configEnvNames(), "GATEWAY_NAME", "GATEWAY_ADMIN_HOST", "GATEWAY_ADMIN_PORT"]);
+    const known = new Set([...configEnvNames(), "GATEWAY_ADMIN_HOST", "GATEWAY_ADMIN_PORT"]);
     for (const component of ["ingress", "worker", "admin"]) {
       const c = podSpec(find(rendered, "Deployment", `-${component}`)).spec.containers[0]!;
       const env: Record<string, string> = { ...secret, ...configMap };

@@ -19,6 +19,8 @@ export interface GatewayConfig {
   mode: Mode;
   host: string;
   port: number;
+  /** GATEWAY_NAME: this replica's name, the prefix of its Redis client names (default: the kind and a random id). */
+  name: string | undefined;
   /** Tenant every request belongs to until tenancy exists. */
   defaultTenant: string;
   timers: Timers;
@@ -68,6 +70,7 @@ const EnvSchema = z.object({
   GATEWAY_MODE: z.enum(["embedded", "distributed"]).optional(),
   GATEWAY_HOST: z.string().optional(),
   GATEWAY_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  GATEWAY_NAME: z.string().regex(/^[A-Za-z0-9._-]+$/, "letters, digits, '.', '_' and '-' only").max(100).optional(),
   GATEWAY_DEFAULT_TENANT: z.string().min(1).default("default"),
   GATEWAY_CONFIG_FILE: z.string().optional(),
   GATEWAY_DATA_DIR: z.string().optional(),
@@ -215,6 +218,7 @@ export function loadConfig(
     mode,
     host: e.data.GATEWAY_HOST ?? (mode === "embedded" ? "127.0.0.1" : "0.0.0.0"),
     port: e.data.GATEWAY_PORT ?? 8787,
+    name: e.data.GATEWAY_NAME,
     defaultTenant: e.data.GATEWAY_DEFAULT_TENANT,
     timers: timers.data,
     limits: limits.data,

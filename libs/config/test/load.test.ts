@@ -30,6 +30,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_MODE: "distributed" })).toThrow(/DATABASE_URL/);
   });
 
+  it("reads a replica's name from GATEWAY_NAME (none by default) and refuses one a Redis client name cannot carry", () => {
+    expect(loadConfig({}).name).toBeUndefined();
+    expect(loadConfig({ GATEWAY_NAME: "byok-worker-7d9f.x_1" }).name).toBe("byok-worker-7d9f.x_1");
+    expect(() => loadConfig({ GATEWAY_NAME: "two words" })).toThrow(/GATEWAY_NAME/);
+    expect(() => loadConfig({ GATEWAY_NAME: "" })).toThrow(/GATEWAY_NAME/);
+  });
+
   it("reads the budget lease TTL (default 60 s) and refuses one outside 1 s – 1 h", () => {
     expect(loadConfig({}).timers.budgetLeaseTtlMs).toBe(60_000);
     expect(loadConfig({ GATEWAY_BUDGET_LEASE_TTL_MS: "15000" }).timers.budgetLeaseTtlMs).toBe(15_000);

@@ -22,7 +22,7 @@ try {
     // Budgets and rate limits on the same Redis as the workers', so limits hold across both.
     compat: ({ auth: edgeAuth, logger, metrics }) =>
       createServiceCompat({ config, auth: edgeAuth, tenancy: tenancyEngineDeps({ store, config, env: process.env, ...meteringFor(config, store), logger, metrics }), logger, metrics }),
-    ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}),
+    ...(config.name ? { name: config.name } : {}),
   });
   svc.logger.info({ url: svc.url, name: svc.name }, "ingress started");
   // One machine-readable line for scripts and tests.

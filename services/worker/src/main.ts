@@ -7,7 +7,7 @@ import { startServiceTracing } from "@byok/telemetry";
 try {
   const config = loadConfig(process.env, { mode: "distributed" });
   const tracing = startServiceTracing("worker", config.telemetry);
-  const svc = await startWorkerService(config, { ...(process.env.GATEWAY_NAME ? { name: process.env.GATEWAY_NAME } : {}) });
+  const svc = await startWorkerService(config, { ...(config.name ? { name: config.name } : {}) });
   const d = config.distributed;
   svc.logger.info(
     { url: svc.url, name: svc.name, queue: `${d.queuePrefix}:${d.queueName}`, concurrency: d.workerConcurrency, lockDurationMs: d.lockDurationMs, stalledIntervalMs: d.stalledIntervalMs, deadWorkerCheckMs: d.deadWorkerCheckMs },

@@ -51,7 +51,10 @@ describe("ingress faults (real processes)", () => {
 
   it("keeps the Redis connections of an ingress replica flat while 500 RunSSE streams are open", async () => {
     // Idle streams: RunSSE for requests that do not exist yet wait the (raised) not-found window.
-    const replica = await c.spawn("ingress", { GATEWAY_NOT_FOUND_WAIT_MS: "120000", GATEWAY_HEARTBEAT_MS: "60000" });
+    // Named by GATEWAY_NAME: its Redis client names carry the name.
+    const name = `byok-ingress-t${randomUUID().slice(0, 8)}`;
+    const replica = await c.spawn("ingress", { GATEWAY_NOT_FOUND_WAIT_MS: "120000", GATEWAY_HEARTBEAT_MS: "60000", GATEWAY_NAME: name });
+    expect(replica.name).toBe(name);
     const countConns = async () => {
       const list = await c.redis.client("LIST");
       return String(list).split("\n").filter((l) => l.includes(` name=${replica.name}:`)).length;
