@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
 import { HEARTBEAT_FRAME, storedEndStream } from "@byok/protocol";
 import { encodeEndStream } from "@byok/wire";
+import { ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
@@ -73,7 +75,8 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         info = await guard(() => deps.bus.latestGeneration(ref));
         if (info) break;
         const remaining = deadline - Date.now();
-        if (remaining <= 0 || signal.aborted) {
+        if (signal.aborted) break;
+        if (remaining <= 0) {
           throw notFound(`No run for request ${requestId} appeared within ${deps.timers.notFoundWaitMs} ms.`);
         }
         if (!(await wake.wait(Math.min(remaining, deps.timers.heartbeatMs - (Date.now() - lastSent)), signal))) {
@@ -82,6 +85,11 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
             lastSent = Date.now();
           }
         }
+      }
+      if (!info) {
+        // The client went away while waiting for the run to appear.
+        endCode = "client_gone";
+        return encodeEndStream();
       }
       // 2. The latest generation ended: a reused request id may be about to start a new one.
       if (info.ended) {
@@ -140,7 +148,8 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       endCode = "client_gone";
       return encodeEndStream();
     } catch (err) {
-      if (endCode === "ok") endCode = (err as { code?: unknown }).code === undefined ? "internal" : String((err as { code: unknown }).code);
+      // The Connect code's name (`not_found`, `unavailable` …), as stored ends name theirs.
+      if (endCode === "ok") endCode = signal.aborted ? "client_gone" : err instanceof ConnectError ? codeToString(err.code) : "internal";
       throw err;
     } finally {
       unwatch();

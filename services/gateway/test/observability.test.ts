@@ -306,6 +306,17 @@ describe("observability through the embedded gateway", () => {
     expect(d("byok_runs_ended_total", { tenant: "claude-shop" })).toBe(1);
   });
 
+  it("a RunSSE stream for a request that never appears ends not_found, counted under the code's name", async () => {
+    const t = await tenant("lonely");
+    const before = await scrapeMetrics(h.gw.url);
+    const r = await t.client().collect(rid("never"));
+    expect(r.end).toMatchObject({ ok: false, code: "not_found" });
+    const d = metricDelta(before, await scrapeMetrics(h.gw.url));
+    expect(d("byok_run_sse_streams_total", { end_code: "not_found" })).toBe(1);
+    expect(d("byok_run_sse_streams_total")).toBe(1);
+    expect(d("byok_run_sse_open")).toBe(0);
+  });
+
   it("budget and rate refusals are counted by reason", async () => {
     const broke = await tenant("broke", { tenant: { monthlyTokens: 1 } });
     const busy = await tenant("busy", { rate: { runStartsPerMinute: 1 } });
