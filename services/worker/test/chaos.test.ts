@@ -70,6 +70,8 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
   const plans = new Map<number, TurnPlan>();
   let nextTurn = 0;
   const live = { ingress: [] as ServiceProcess[], workers: [] as ServiceProcess[] };
+  /** Every process started, the killed ones included: their logs explain a failed turn. */
+  const everyProcess: ServiceProcess[] = [];
   const counts = { turns: 0, ghostTurns: 0, toolTurns: 0, kills: 0, reconnects: 0, framesChecked: 0, providerRequests: 0, ledgerRows: 0, outageTurnsUnavailable: 0, redisRestarts: 0, postgresRestarts: 0 };
 
   /** The simulator's answer, from the turn named in the request: a tool call first for tool turns, else text. */
@@ -95,10 +97,11 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
       // Four services start at once, and their replacements while turns stream.
       startMs: 2 * SERVICE_START_MS,
       // A lost exec answer shows as a tool timeout within a minute, not a 10-minute hang.
-      env: { GATEWAY_FINISHED_RETENTION_MS: "900000", GATEWAY_TOOL_TIMEOUT_MS: "60000" },
+      env: { GATEWAY_FINISHED_RETENTION_MS: "900000", GATEWAY_TOOL_TIMEOUT_MS: "60000", GATEWAY_LOG_LEVEL: "debug" },
     });
     live.ingress.push(...c.ingress);
     live.workers.push(...c.workers);
+    everyProcess.push(...c.ingress, ...c.workers);
   }, 3 * SERVICE_START_MS);
   afterAll(async () => {
     await c?.close().catch(() => undefined); // the schema is dropped with the cluster below
@@ -217,7 +220,8 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         try {
           await checkTurn(db, t);
         } catch (err) {
-          console.log(`CHAOS failed turn ${t.requestId} (ghost=${t.plan.ghost}, tool=${t.plan.tool}):\n${[...killLog, ...t.trail].join("\n")}`);
+          const logs = everyProcess.flatMap((p) => p.lines.filter((l) => l.includes(t.requestId)).map((l) => `${p.name}: ${l.slice(0, 600)}`));
+          console.log(`CHAOS failed turn ${t.requestId} (ghost=${t.plan.ghost}, tool=${t.plan.tool}):\n${[...killLog, ...t.trail, ...logs].join("\n")}`);
           throw err;
         }
       }
@@ -313,7 +317,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         counts.kills++;
         const respawnKind: ServiceKind = kind === "workers" ? "worker" : "ingress";
         // Restarted in the background, so a kill of the other kind does not wait for it.
-        respawns.push(c.spawn(respawnKind).then((p) => void pool.push(p)));
+        respawns.push(c.spawn(respawnKind).then((p) => void (pool.push(p), everyProcess.push(p))));
       }
     })();
     const turns = await Promise.all(
