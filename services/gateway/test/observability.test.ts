@@ -125,7 +125,8 @@ describe("observability through the embedded gateway", () => {
     // The client tool: one execute_tool span, whose context the ExecServerMessage carries.
     const tool = childrenOf(run).find((s) => s.name === "execute_tool Read")!;
     const started = r.messages.flatMap((m) => (m.message.case === "interactionUpdate" && m.message.value.message.case === "toolCallStarted" ? [m.message.value.message.value.callId] : []));
-    expect(tool.attributes).toMatchObject({ [GENAI.operationName]: "execute_tool", [GENAI.toolName]: "Read", [GENAI.toolCallId]: started[0] });
+    expect(tool.attributes).toMatchObject({ [GENAI.operationName]: "execute_tool", [GENAI.toolName]: "Read", [GENAI.toolCallId]: started[0], [GENAI.toolType]: "function" });
+    expect(tool.kind).toBe(SpanKind.INTERNAL);
     const execs = r.messages.flatMap((m) => (m.message.case === "execServerMessage" ? [m.message.value] : []));
     expect(execs.length).toBeGreaterThan(0);
     for (const e of execs) expect(e.spanContext).toMatchObject({ traceId, spanId: tool.spanContext().spanId, traceFlags: 1 });
@@ -251,7 +252,7 @@ describe("observability through the embedded gateway", () => {
 
   it("provider-call spans: cache writes and reads on an Anthropic call; error.type and ERROR status on a retried and on a failed call", async () => {
     const t = await tenant("claude-shop");
-    expect(await admin("PUT", "/v1/tenants/claude-shop/routes/claude-obs", { targets: [{ provider: "anthropic", model: "claude-obs", baseUrl: h.sim.url, credentialsRef: "sim" }] })).toBe(200);
+    expect(await admin("PUT", "/v1/tenants/claude-shop/routes/claude-obs", { targets: [{ provider: "anthropic", model: "claude-obs", baseUrl: h.sim.url, credentialsRef: "sim", maxOutputTokens: 321 }] })).toBe(200);
     const callsOf = async (requestId: string) => childrenOf(await runSpanOf(requestId)).filter((s) => s.kind === SpanKind.CLIENT);
 
     // Anthropic reports cache writes and reads beside the uncached input: all three reach the span.
@@ -263,6 +264,7 @@ describe("observability through the embedded gateway", () => {
     expect(call!.attributes).toMatchObject({
       [GENAI.providerName]: "anthropic",
       [GENAI.requestModel]: "claude-obs",
+      [GENAI.requestMaxTokens]: 321,
       [GENAI.conversationId]: `c-${cached}`,
       [GENAI.inputTokens]: 50,
       [GENAI.outputTokens]: 4,
