@@ -152,12 +152,28 @@ export interface Bus {
   readerPresence(ref: RequestRef): Promise<{ readers: number; lastLeftAt: number | undefined }>;
 
   /**
+   * Calls `onChange` (coalesced, possibly spuriously) when the last live reader of the request
+   * left, so its owner need not poll readerPresence. A reader of a crashed process that merely
+   * expires sends nothing, and a wake-up can be lost in an outage: owners check once after
+   * registering and still now and then.
+   */
+  watchReaders(ref: RequestRef, onChange: () => void): Unsubscribe;
+
+  /**
    * Marks `runKey` as the conversation's current run (a new run_request supersedes older live
    * runs of its conversation, docs/protocol.md). The mark expires after `ttlMs` unless refreshed.
    */
   markConversationRun(tenantId: string, conversationId: string, runKey: string, ttlMs: number): Promise<void>;
   /** The conversation's current run, if any. */
   conversationRun(tenantId: string, conversationId: string): Promise<string | undefined>;
+
+  /**
+   * Calls `onChange` (coalesced, possibly spuriously) when a run marked itself the
+   * conversation's current one or the conversation's shared prewarm was taken, so a run need
+   * not poll conversationRun / hasPrewarm. Expiries send nothing; as with watchReaders,
+   * watchers check once after registering and still now and then.
+   */
+  watchConversation(tenantId: string, conversationId: string, onChange: () => void): Unsubscribe;
 
   /**
    * Shares a prewarmed request's prepared state with the conversation for `ttlMs`, so a

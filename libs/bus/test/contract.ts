@@ -250,6 +250,41 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       expect(p.lastLeftAt).toBeGreaterThanOrEqual(before - 5);
     });
 
+    it("wakes the request's reader watchers when its last reader leaves", async () => {
+      const r = ref();
+      let wakes = 0;
+      const stop = bus.watchReaders(r, () => wakes++);
+      // A first round, so the one wake-up a subscription's confirmation may give (Redis) is
+      // spent: the second round can only be woken by the leave itself.
+      await (await bus.addReader(r, "a", 10_000))();
+      await waitFor(async () => wakes > 0);
+      wakes = 0;
+      const leaveA = await bus.addReader(r, "a", 10_000);
+      const leaveB = await bus.addReader(r, "b", 10_000);
+      await leaveA();
+      await leaveB();
+      await waitFor(async () => wakes > 0);
+      expect((await bus.readerPresence(r)).readers).toBe(0);
+      stop();
+    });
+
+    it("wakes a conversation's watchers when a run marks itself current and when its prewarm is taken", async () => {
+      const conv = `conv-${randomUUID()}`;
+      let wakes = 0;
+      const stop = bus.watchConversation(tenant, conv, () => wakes++);
+      await bus.markConversationRun(tenant, conv, "req-a/1", 60_000);
+      await waitFor(async () => wakes > 0);
+      wakes = 0;
+      await bus.markConversationRun(tenant, conv, "req-b/1", 60_000);
+      await waitFor(async () => wakes > 0);
+      expect(await bus.conversationRun(tenant, conv)).toBe("req-b/1");
+      await bus.savePrewarm(tenant, conv, bytes("prepared"), 60_000);
+      wakes = 0;
+      expect(await bus.takePrewarm(tenant, conv)).toBeDefined();
+      await waitFor(async () => wakes > 0);
+      stop();
+    });
+
     it("isolates tenants that use the same request id", async () => {
       const requestId = randomUUID();
       const a = { tenantId: `${tenant}-a`, requestId };

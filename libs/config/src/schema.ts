@@ -33,8 +33,12 @@ export const TimersSchema = z.object({
    * delta of a pass and every other frame kind go out at once.
    */
   deltaCoalesceMs: z.coerce.number().int().min(0).max(1_000).default(20),
-  /** How often a worker checks reader presence of its live runs. */
-  presenceCheckMs: ms(1_000),
+  /**
+   * A run learns of its last reader leaving, a newer run of its conversation and its shared
+   * prewarm being taken from bus wake-ups; it also checks this often in case one was lost (or a
+   * crashed ingress's readers expired, which sends nothing).
+   */
+  presenceCheckMs: ms(10_000),
   /** A RunSSE reader's presence expires this long after its last refresh (a crashed ingress's readers vanish). */
   readerTtlMs: ms(10_000),
   /** How long a conversation remembers its current run (a newer run_request supersedes it); longer than any run. */

@@ -74,7 +74,9 @@ export async function startHarness(
       GATEWAY_HEARTBEAT_MS: "60000",
       GATEWAY_NOT_FOUND_WAIT_MS: "3000",
       GATEWAY_NEW_GENERATION_WAIT_MS: "100",
-      GATEWAY_PRESENCE_CHECK_MS: "100",
+      // Presence, supersede and a taken prewarm reach the run as bus wake-ups; the fallback
+      // poll is kept out of the way so the tests exercise the wake-ups.
+      GATEWAY_PRESENCE_CHECK_MS: "600000",
       GATEWAY_SEQNO_WINDOW: "16",
       GATEWAY_MAX_PAYLOAD_BYTES: "65536",
       GATEWAY_LOG_LEVEL: "silent",

@@ -55,6 +55,8 @@ export class RunContext {
   /** Input entries whose events the state machine has processed (what a snapshot may claim). */
   processedInput = 0;
   runRequestIndex: number | undefined;
+  /** A run_request entry was read (set before its shared prewarm is taken). */
+  runRequestArrived = false;
 
   // Output.
   outputFrames = 0;
@@ -78,6 +80,8 @@ export class RunContext {
 
   /** This run marked itself its conversation's current run (`mark_conversation_run`; restored on takeover). */
   conversationMarked = false;
+  /** Tells the watchdogs the run's conversation of interest may have changed (set by startWatchdogs). */
+  conversationChanged: () => void = () => undefined;
   /** The client's turns (conversation_state), resolved on the run's first pass (client-turns.ts). */
   clientTurns: Promise<ClientTurns | undefined> | undefined;
 

@@ -72,6 +72,7 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       return;
     case "share_prewarm":
       await ctx.deps.bus.savePrewarm(ctx.ref.tenantId, eff.conversationId, toBinary(PrewarmRequestSchema, eff.request), ctx.deps.timers.prewarmTtlMs);
+      ctx.conversationChanged();
       return;
     case "prewarm_wait":
       ctx.after(ctx.deps.timers.prewarmTtlMs, { type: "prewarm_expired" });
@@ -82,6 +83,7 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
     case "mark_conversation_run":
       await ctx.deps.bus.markConversationRun(ctx.ref.tenantId, eff.conversationId, ctx.runKey, ctx.deps.timers.conversationRunTtlMs);
       ctx.conversationMarked = true;
+      ctx.conversationChanged();
       return;
     case "kv_wait":
       ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "kv_timeout", seq: eff.seq });

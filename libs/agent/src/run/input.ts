@@ -32,7 +32,10 @@ export class InputPump {
         ctx.log.warn({ index: e.index }, "undecodable input entry skipped");
         continue;
       }
-      const event = await this.withSharedPrewarm(classifyClientMessage(decoded.message));
+      const classified = classifyClientMessage(decoded.message);
+      // From here on a missing shared prewarm is this run's own doing, not another request's.
+      if (classified.kind === "run_request") ctx.runRequestArrived = true;
+      const event = await this.withSharedPrewarm(classified);
       if (event.kind === "run_request" && ctx.runRequestIndex === undefined) ctx.runRequestIndex = e.index;
       ctx.queue.push({ ev: { type: "client", event }, inputIndex: e.index });
     }

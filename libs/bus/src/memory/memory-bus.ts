@@ -43,6 +43,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
   const requests = new Map<string, RequestState>();
   const outputWatchers = new Map<string, Set<() => void>>();
   const inputWatchers = new Map<string, Set<() => void>>();
+  const readerWatchers = new Map<string, Set<() => void>>();
+  const conversationWatchers = new Map<string, Set<() => void>>();
   const timers = new Set<NodeJS.Timeout>();
   const conversationRuns = new Map<string, { runKey: string; expiresAt: number }>();
   const prewarms = new Map<string, { data: Uint8Array; expiresAt: number }>();
@@ -78,8 +80,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
   }, Math.min(opts.sequenceStateTtlMs, 60_000));
   sweep.unref();
 
-  const watchIn = (map: Map<string, Set<() => void>>, ref: RequestRef, fn: () => void): Unsubscribe => {
-    const k = keyOf(ref);
+  const watchIn = (map: Map<string, Set<() => void>>, k: string, fn: () => void): Unsubscribe => {
     let set = map.get(k);
     if (!set) map.set(k, (set = new Set()));
     set.add(fn);
@@ -166,7 +167,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
     },
 
     watch(ref, onChange) {
-      return watchIn(outputWatchers, ref, onChange);
+      return watchIn(outputWatchers, keyOf(ref), onChange);
     },
 
     async addReader(ref, readerId) {
@@ -179,7 +180,10 @@ export function createMemoryBus(opts: BusOptions): Bus {
       r.readers.add(readerId);
       const state = r;
       return async () => {
-        if (state.readers.delete(readerId) && state.readers.size === 0) state.lastLeftAt = Date.now();
+        if (state.readers.delete(readerId) && state.readers.size === 0) {
+          state.lastLeftAt = Date.now();
+          notify(readerWatchers, k);
+        }
       };
     },
 
@@ -195,7 +199,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
     },
 
     watchInput(ref, onChange) {
-      return watchIn(inputWatchers, ref, onChange);
+      return watchIn(inputWatchers, keyOf(ref), onChange);
     },
 
     async appendOutput(ref, generation, epoch, frames, trace, snapshot): Promise<OutputAppendResult> {
@@ -237,8 +241,18 @@ export function createMemoryBus(opts: BusOptions): Bus {
       return { readers: r?.readers.size ?? 0, lastLeftAt: r?.lastLeftAt };
     },
 
+    watchReaders(ref, onChange) {
+      return watchIn(readerWatchers, keyOf(ref), onChange);
+    },
+
     async markConversationRun(tenantId, conversationId, runKey, ttlMs) {
-      conversationRuns.set(`${tenantId}\u0000${conversationId}`, { runKey, expiresAt: Date.now() + ttlMs });
+      const k = `${tenantId}\u0000${conversationId}`;
+      conversationRuns.set(k, { runKey, expiresAt: Date.now() + ttlMs });
+      notify(conversationWatchers, k);
+    },
+
+    watchConversation(tenantId, conversationId, onChange) {
+      return watchIn(conversationWatchers, `${tenantId}\u0000${conversationId}`, onChange);
     },
 
     async conversationRun(tenantId, conversationId) {
@@ -260,6 +274,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
       const k = `${tenantId}\u0000${conversationId}`;
       const p = livePrewarm(k);
       prewarms.delete(k);
+      if (p) notify(conversationWatchers, k);
       return p?.data;
     },
 
@@ -287,6 +302,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
       prewarms.clear();
       outputWatchers.clear();
       inputWatchers.clear();
+      readerWatchers.clear();
+      conversationWatchers.clear();
     },
   };
 }

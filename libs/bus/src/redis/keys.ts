@@ -36,7 +36,7 @@ export interface RequestKeys {
   readers: string;
   /** When the last live reader left (ms, Redis time). */
   left: string;
-  /** Pub/sub channel of wake-ups: "i" (input), "o" (output, end, new generation). */
+  /** Pub/sub channel of wake-ups: "i" (input), "o" (output, end, new generation), "r" (the last reader left). */
   channel: string;
   generation(n: number): GenerationKeys;
 }
@@ -82,4 +82,10 @@ export function conversationRunKey(prefix: string, tenantId: string, conversatio
 export function conversationPrewarmKey(prefix: string, tenantId: string, conversationId: string): string {
   assertKeyPrefix(prefix, "bus key prefix");
   return `${prefix}:conv:${hashTag(tenantId, conversationId)}:prewarm`;
+}
+
+/** The channel of a conversation's wake-ups: "c" when a run marked itself current or the prewarm was taken. */
+export function conversationChannel(prefix: string, tenantId: string, conversationId: string): string {
+  assertKeyPrefix(prefix, "bus key prefix");
+  return `${prefix}:wake:conv:${hashTag(tenantId, conversationId)}`;
 }

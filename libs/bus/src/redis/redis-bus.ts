@@ -8,10 +8,10 @@ import type {
 import { encodeEntryMeta } from "../entry-meta.js";
 import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry } from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
-import { conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
+import { conversationChannel, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
-  readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
+  markConversationRunScript, readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
 } from "./script-specs.js";
 import { createWakeups } from "./wakeups.js";
 
@@ -168,7 +168,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
         clearInterval(timer);
         refreshTimers.delete(timer);
         await op("removeReader", () =>
-          runScript(cmd, readerRemoveScript, { keys: { readers: k.readers, left: k.left }, args: { readerId, lingerMs: seqTtlMs } }),
+          runScript(cmd, readerRemoveScript, { keys: { readers: k.readers, left: k.left }, args: { readerId, lingerMs: seqTtlMs, channel: k.channel } }),
         );
       };
     },
@@ -241,6 +241,10 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       return op("readerPresence", () => runScript(cmd, readerPresenceScript, { keys: { readers: k.readers, left: k.left }, args: {} }));
     },
 
+    watchReaders(ref, onChange) {
+      return wakeups.listen(requestKeys(prefix, ref).channel, "readers", onChange);
+    },
+
     saveSnapshot(ref, generation, epoch, snapshot) {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
@@ -253,10 +257,15 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     },
 
     markConversationRun(tenantId, conversationId, runKey, ttlMs) {
-      const key = conversationRunKey(prefix, tenantId, conversationId);
-      return op("markConversationRun", async () => {
-        await cmd.set(key, runKey, "PX", Math.max(1, Math.round(ttlMs)));
-      });
+      const mark = conversationRunKey(prefix, tenantId, conversationId);
+      const channel = conversationChannel(prefix, tenantId, conversationId);
+      return op("markConversationRun", () =>
+        runScript(cmd, markConversationRunScript, { keys: { mark }, args: { runKey, ttlMs: Math.max(1, Math.round(ttlMs)), channel } }),
+      );
+    },
+
+    watchConversation(tenantId, conversationId, onChange) {
+      return wakeups.listen(conversationChannel(prefix, tenantId, conversationId), "conversation", onChange);
     },
 
     conversationRun(tenantId, conversationId) {
@@ -274,9 +283,12 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     takePrewarm(tenantId, conversationId) {
       const key = conversationPrewarmKey(prefix, tenantId, conversationId);
       return op("takePrewarm", async () => {
-        // GETDEL (Redis ≥ 6.2): two runs cannot both take the same prewarm.
+        // GETDEL (Redis ≥ 6.2): two runs cannot both take the same prewarm. The prewarmed run
+        // that shared it learns from the wake-up (a lost one: its next check finds it gone).
         const b = await cmd.getdelBuffer(key);
-        return b ? new Uint8Array(b) : undefined;
+        if (!b) return undefined;
+        await cmd.publish(conversationChannel(prefix, tenantId, conversationId), "c");
+        return new Uint8Array(b);
       });
     },
 

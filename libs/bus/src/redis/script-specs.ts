@@ -122,11 +122,11 @@ export const readerAddScript: ScriptSpec<"readers", "readerId" | "ttlMs" | "ling
   },
 };
 
-export const readerRemoveScript: ScriptSpec<"readers" | "left", "readerId" | "lingerMs", boolean> = {
+export const readerRemoveScript: ScriptSpec<"readers" | "left", "readerId" | "lingerMs" | "channel", boolean> = {
   command: "byokBusReaderRemove",
   lua: lua("reader-remove.lua"),
   keys: ["readers", "left"],
-  args: ["readerId", "lingerMs"],
+  args: ["readerId", "lingerMs", "channel"],
   rest: false,
   decode(reply) {
     return replyInt(reply, this.command) === 1;
@@ -146,7 +146,18 @@ export const readerPresenceScript: ScriptSpec<"readers" | "left", never, { reade
   },
 };
 
+export const markConversationRunScript: ScriptSpec<"mark", "runKey" | "ttlMs" | "channel", void> = {
+  command: "byokBusMarkConversationRun",
+  lua: lua("mark-conversation-run.lua"),
+  keys: ["mark"],
+  args: ["runKey", "ttlMs", "channel"],
+  rest: false,
+  decode(reply) {
+    replyInt(reply, this.command);
+  },
+};
+
 export const ALL_SCRIPTS = [
   appendInputScript, appendOutputScript, endOutputScript, claimScript, saveSnapshotScript,
-  latestGenerationScript, readerAddScript, readerRemoveScript, readerPresenceScript,
+  latestGenerationScript, readerAddScript, readerRemoveScript, readerPresenceScript, markConversationRunScript,
 ] as const;

@@ -1,12 +1,19 @@
 import type { Redis } from "ioredis";
 import type { Unsubscribe } from "../types.js";
 
-export type WakeKind = "input" | "output";
+/**
+ * What a wake-up is about, by its message: "i" input delivered, "r" the last reader left,
+ * "c" a conversation's run mark or prewarm changed (on a conversation's channel); anything
+ * else ("o") output, end or a new generation.
+ */
+export type WakeKind = "input" | "output" | "readers" | "conversation";
 
-interface ChannelListeners {
-  input: Set<() => void>;
-  output: Set<() => void>;
-}
+const KIND_OF_MESSAGE: Record<string, WakeKind> = { i: "input", r: "readers", c: "conversation" };
+
+type ChannelListeners = Record<WakeKind, Set<() => void>>;
+
+const noListeners = (): ChannelListeners => ({ input: new Set(), output: new Set(), readers: new Set(), conversation: new Set() });
+const listenerCount = (l: ChannelListeners): number => l.input.size + l.output.size + l.readers.size + l.conversation.size;
 
 /**
  * Multiplexes every watch()/watchInput() of one bus instance over ONE subscriber connection
@@ -39,7 +46,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
   const wakeAll = (channel: string) => {
     const l = byChannel.get(channel);
     if (!l) return;
-    for (const fn of [...l.output, ...l.input]) call(fn);
+    for (const fn of [...l.output, ...l.input, ...l.readers, ...l.conversation]) call(fn);
   };
 
   const subscribe = (channels: string[]) => {
@@ -58,7 +65,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
   sub.on("message", (channel: string, message: string) => {
     const l = byChannel.get(channel);
     if (!l) return;
-    const set = message === "i" ? l.input : l.output;
+    const set = l[KIND_OF_MESSAGE[message] ?? "output"];
     for (const fn of [...set]) call(fn);
   });
   // First connection and every reconnect: (re)subscribe every channel with listeners.
@@ -68,8 +75,8 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
     listen(channel, kind, fn) {
       let l = byChannel.get(channel);
       const fresh = !l;
-      if (!l) byChannel.set(channel, (l = { input: new Set(), output: new Set() }));
-      const set = kind === "input" ? l.input : l.output;
+      if (!l) byChannel.set(channel, (l = noListeners()));
+      const set = l[kind];
       // One registration per call even if the same function is passed twice.
       const entry = () => fn();
       set.add(entry);
@@ -80,7 +87,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
         if (done) return;
         done = true;
         set.delete(entry);
-        if (listeners.input.size + listeners.output.size > 0 || byChannel.get(channel) !== listeners) return;
+        if (listenerCount(listeners) > 0 || byChannel.get(channel) !== listeners) return;
         byChannel.delete(channel);
         if (sub.status === "ready" && !closed) sub.unsubscribe(channel).catch(() => undefined);
       };
