@@ -43,7 +43,7 @@ export interface RunMeterOptions {
    */
   onRecorded?: (entry: LedgerEntry) => void;
   /** Told about store/Redis failures (never given secrets or content). */
-  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle" | "record_refusal" | "spool") => void;
+  onError?: (err: unknown, where: "admit_run" | "admit_attempt" | "renew" | "settle" | "record_refusal" | "spool", ref?: { tenantId: string; requestId: string }) => void;
   /**
    * Ledger rows the database could not take while unreachable are held here and written once
    * it answers (docs/reliability.md "Usage during a Postgres outage"). Without it such a row is
@@ -182,7 +182,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
         await refused(ref, principal, modelId, "rate_limited");
         return { ok: false, error: { kind: "rate_limited", message: r.refused.message } };
       } catch (err) {
-        opts.onError?.(err, "admit_run");
+        opts.onError?.(err, "admit_run", ref);
         return { ok: false, error: UNAVAILABLE };
       }
     },
@@ -215,7 +215,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
         keepAlive(r.reservation);
         return { ok: true, ticket };
       } catch (err) {
-        opts.onError?.(err, "admit_attempt");
+        opts.onError?.(err, "admit_attempt", a.ref);
         return { ok: false, error: UNAVAILABLE };
       }
     },
@@ -265,7 +265,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
       } catch (err) {
         if (!(isStoreUnavailable(err) && (await hold(entry, now())))) {
           failure = err;
-          opts.onError?.(err, "settle");
+          opts.onError?.(err, "settle", a.ref);
         }
       }
       try {
@@ -273,7 +273,7 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
         if (tokens > 0) await rates.recordTokens({ tenantId: a.ref.tenantId, keyId: a.principal.keyId, now: now() }, tokens);
       } catch (err) {
         failure ??= err;
-        opts.onError?.(err, "settle");
+        opts.onError?.(err, "settle", a.ref);
       }
       if (failure !== undefined) throw failure;
     },

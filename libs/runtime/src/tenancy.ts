@@ -39,7 +39,7 @@ export function tenancyEngineDeps(opts: {
         else if (outcome === "lost") logger.error(ids, "could not record the attempt's usage (the database is unreachable and the ledger spool is full or unreachable)");
         else logger.info(ids, "recorded an attempt's usage held during a database outage");
       },
-      onError: (err, where) => logger.error({ err: errorName(err), where }, "metering failed"),
+      onError: (err, where, ref) => logger.error({ err: errorName(err), where, ...(ref ? { tenant: ref.tenantId, requestId: ref.requestId } : {}) }, "metering failed"),
     }),
     content: createStoreContentPolicy(store, { cacheMs: config.timers.contentPolicyCacheMs }),
     resolveTargets: createTenantTargetResolver({
