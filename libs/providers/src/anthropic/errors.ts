@@ -1,8 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "@anthropic-ai/sdk";
 import { ProviderError } from "@byok/protocol";
-import { safeMessage, vendorError } from "../shared/classify.js";
-import { parseRetryAfter } from "../shared/retry-after.js";
-import { cancelledError, isMalformedStreamError, malformedError, networkError, timeoutError, type FailureContext } from "../shared/transport.js";
+import { safeMessage } from "../shared/classify.js";
+import { mapSdkError, type FailureContext } from "../shared/transport.js";
 import { isRecord } from "../shared/usage.js";
 
 /** The `error` object of an Anthropic error body (`{type: "error", error: {type, message}}`), or Bedrock's `{message}`. */
@@ -17,30 +16,19 @@ function amznErrorType(headers: Headers | undefined): string | undefined {
   return v ? v.split(":")[0] : undefined;
 }
 
+const ANTHROPIC_ERRORS = { userAbort: APIUserAbortError, timeout: APIConnectionTimeoutError, connection: APIConnectionError, api: APIError };
+
 /**
- * Maps anything `@anthropic-ai/sdk` / `@anthropic-ai/bedrock-sdk` throws to a ProviderError:
- * caller aborts first, then API errors from status + `error.type` (+ Bedrock exception types,
- * which arrive as stream `error` events or the `x-amzn-errortype` header), then transport.
+ * Maps anything `@anthropic-ai/sdk` / `@anthropic-ai/bedrock-sdk` throws to a ProviderError
+ * (the order is mapSdkError's); API errors are classified from status + `error.type` (+ Bedrock
+ * exception types, which arrive as stream `error` events or the `x-amzn-errortype` header).
  */
 export function mapAnthropicError(err: unknown, ctx: FailureContext, now: () => number = Date.now): ProviderError {
-  if (err instanceof ProviderError) return err;
-  if (ctx.signal.aborted || err instanceof APIUserAbortError) return cancelledError(ctx, err);
-  if (err instanceof APIConnectionTimeoutError) return timeoutError(ctx, err);
-  if (err instanceof APIConnectionError) return networkError(ctx, err);
-  if (err instanceof APIError) {
-    const e = errorObject(err.error);
-    const type = (typeof err.type === "string" ? err.type : undefined) ?? (typeof e?.["type"] === "string" ? e["type"] : undefined) ?? amznErrorType(err.headers);
-    const message = err.apiMessage ?? (typeof e?.["message"] === "string" ? e["message"] : undefined);
-    return vendorError(
-      { status: err.status, code: err.errorCode ?? type, type, message, retryAfterMs: parseRetryAfter(err.headers, now) },
-      ctx.provider,
-      ctx.secrets,
-      err,
-      ctx.partialUsage,
-    );
-  }
-  if (isMalformedStreamError(err)) return malformedError(ctx, err);
-  return networkError(ctx, err);
+  return mapSdkError(err, ctx, ANTHROPIC_ERRORS, (e) => {
+    const body = errorObject(e.error);
+    const type = (typeof e.type === "string" ? e.type : undefined) ?? (typeof body?.["type"] === "string" ? body["type"] : undefined) ?? amznErrorType(e.headers);
+    return { code: e.errorCode ?? type, type, message: e.apiMessage ?? (typeof body?.["message"] === "string" ? body["message"] : undefined) };
+  }, now);
 }
 
 /** `stop_reason: "refusal"`: the model's safety classifier stopped the answer. */

@@ -1,6 +1,7 @@
 import { ProviderError, type Usage } from "@byok/protocol";
 import { safeCause } from "./redact.js";
-import { safeMessage } from "./classify.js";
+import { safeMessage, vendorError, type VendorFailure } from "./classify.js";
+import { parseRetryAfter } from "./retry-after.js";
 import { addressRefusal } from "./address-guard.js";
 
 /** The first `code` (ECONNREFUSED, UND_ERR_SOCKET…) along an error's cause chain: safe to show, useful to act on. */
@@ -106,4 +107,42 @@ export async function* pumpVendorStream<E, O>(opts: {
     throw opts.mapError(err);
   }
   if (opts.signal.aborted) throw opts.cancelled();
+}
+
+/** A class of error an SDK throws (matched with instanceof). */
+type ErrorClass<E> = abstract new (...args: never[]) => E;
+
+/**
+ * The error classes of a Stainless-generated SDK (`openai`, `@anthropic-ai/sdk`): each its
+ * own classes, the same hierarchy (a timeout is a connection error is an API error).
+ */
+export interface SdkErrorClasses<A extends { status: number | undefined; headers?: Headers | undefined }> {
+  userAbort: ErrorClass<unknown>;
+  timeout: ErrorClass<unknown>;
+  connection: ErrorClass<unknown>;
+  api: ErrorClass<A>;
+}
+
+/**
+ * Maps anything an SDK throws to a ProviderError, in the one order every adapter uses: a caller
+ * abort wins over whatever the SDK made of it; then timeouts and connection failures by type;
+ * API errors classified from the status and what `fields` reads of the vendor's body; a stream
+ * that could not be parsed; anything else is a network failure.
+ */
+export function mapSdkError<A extends { status: number | undefined; headers?: Headers | undefined }>(
+  err: unknown,
+  ctx: FailureContext,
+  sdk: SdkErrorClasses<A>,
+  fields: (err: A) => Omit<VendorFailure, "status" | "retryAfterMs">,
+  now: () => number,
+): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (ctx.signal.aborted || err instanceof sdk.userAbort) return cancelledError(ctx, err);
+  if (err instanceof sdk.timeout) return timeoutError(ctx, err);
+  if (err instanceof sdk.connection) return networkError(ctx, err);
+  if (err instanceof sdk.api) {
+    return vendorError({ status: err.status, ...fields(err), retryAfterMs: parseRetryAfter(err.headers, now) }, ctx.provider, ctx.secrets, err, ctx.partialUsage);
+  }
+  if (isMalformedStreamError(err)) return malformedError(ctx, err);
+  return networkError(ctx, err);
 }
