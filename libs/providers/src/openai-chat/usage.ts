@@ -1,5 +1,5 @@
 import type { Usage } from "@byok/protocol";
-import { count, isRecord } from "../shared/usage.js";
+import { count, isRecord, usageFromInputTotal } from "../shared/usage.js";
 
 /**
  * Normalizes a Chat Completions `usage` object (libs/providers/README.md "Usage normalization"):
@@ -13,16 +13,14 @@ export function normalizeChatUsage(raw: unknown): Usage {
   const u = isRecord(raw) ? raw : {};
   const promptDetails = isRecord(u["prompt_tokens_details"]) ? u["prompt_tokens_details"] : {};
   const completionDetails = isRecord(u["completion_tokens_details"]) ? u["completion_tokens_details"] : {};
-  const prompt = count(u["prompt_tokens"]);
-  const cached = Math.min(prompt, count(promptDetails["cached_tokens"]) || count(u["prompt_cache_hit_tokens"]));
-  const written = Math.min(prompt - cached, count(promptDetails["cache_write_tokens"]));
-  return {
-    inputTokens: prompt - cached - written,
-    outputTokens: count(u["completion_tokens"]),
-    cacheReadTokens: cached,
-    cacheWriteTokens: written,
-    reasoningTokens: count(completionDetails["reasoning_tokens"]),
-    estimated: false,
+  return usageFromInputTotal(
+    {
+      input: count(u["prompt_tokens"]),
+      cached: count(promptDetails["cached_tokens"]) || count(u["prompt_cache_hit_tokens"]),
+      written: count(promptDetails["cache_write_tokens"]),
+      output: count(u["completion_tokens"]),
+      reasoning: count(completionDetails["reasoning_tokens"]),
+    },
     raw,
-  };
+  );
 }

@@ -1,5 +1,5 @@
 import type { Usage } from "@byok/protocol";
-import { count, isRecord } from "../shared/usage.js";
+import { count, isRecord, usageFromInputTotal } from "../shared/usage.js";
 
 /**
  * Normalizes a Responses `usage` object (libs/providers/README.md "Usage normalization"): `input_tokens` counts every input
@@ -10,16 +10,14 @@ export function normalizeResponsesUsage(raw: unknown): Usage {
   const u = isRecord(raw) ? raw : {};
   const inDetails = isRecord(u["input_tokens_details"]) ? u["input_tokens_details"] : {};
   const outDetails = isRecord(u["output_tokens_details"]) ? u["output_tokens_details"] : {};
-  const input = count(u["input_tokens"]);
-  const cached = Math.min(input, count(inDetails["cached_tokens"]));
-  const written = Math.min(input - cached, count(inDetails["cache_write_tokens"]));
-  return {
-    inputTokens: input - cached - written,
-    outputTokens: count(u["output_tokens"]),
-    cacheReadTokens: cached,
-    cacheWriteTokens: written,
-    reasoningTokens: count(outDetails["reasoning_tokens"]),
-    estimated: false,
+  return usageFromInputTotal(
+    {
+      input: count(u["input_tokens"]),
+      cached: count(inDetails["cached_tokens"]),
+      written: count(inDetails["cache_write_tokens"]),
+      output: count(u["output_tokens"]),
+      reasoning: count(outDetails["reasoning_tokens"]),
+    },
     raw,
-  };
+  );
 }

@@ -4,6 +4,7 @@ import { redact } from "./redact.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { ThinkTagSplitter } from "./think-tags.js";
 import { classifyFailure } from "./classify.js";
+import { usageFromInputTotal } from "./usage.js";
 
 describe("ids", () => {
   it("namespaces by model call and attempt within 64 safe characters", () => {
@@ -62,5 +63,18 @@ describe("classifyFailure", () => {
     expect(classifyFailure({ status: 502 })).toBe("server");
     expect(classifyFailure({ status: 408 })).toBe("timeout");
     expect(classifyFailure({ status: 418 })).toBe("invalid_request");
+  });
+});
+
+describe("usageFromInputTotal", () => {
+  it("takes cached and cache-written tokens out of an input total that includes them", () => {
+    expect(usageFromInputTotal({ input: 100, cached: 50, written: 5, output: 40, reasoning: 20 }, "raw")).toEqual({
+      inputTokens: 45, outputTokens: 40, cacheReadTokens: 50, cacheWriteTokens: 5, reasoningTokens: 20, estimated: false, raw: "raw",
+    });
+  });
+
+  it("bounds each by what is left, so an inconsistent report never counts negative input", () => {
+    expect(usageFromInputTotal({ input: 10, cached: 8, written: 7, output: 1, reasoning: 0 }, undefined)).toMatchObject({ inputTokens: 0, cacheReadTokens: 8, cacheWriteTokens: 2 });
+    expect(usageFromInputTotal({ input: 3, cached: 9, written: 1, output: 0, reasoning: 0 }, undefined)).toMatchObject({ inputTokens: 0, cacheReadTokens: 3, cacheWriteTokens: 0 });
   });
 });

@@ -68,6 +68,25 @@ export function estimateUsage(inputTokens: number, meter: { readonly output: str
   };
 }
 
+/**
+ * Usage from OpenAI-style counts, whose input total includes the cached and the cache-written
+ * tokens (Chat Completions and Responses): those are taken out of input, each bounded by what
+ * is left, so no count goes negative on a server's inconsistent report.
+ */
+export function usageFromInputTotal(c: { input: number; cached: number; written: number; output: number; reasoning: number }, raw: unknown): Usage {
+  const cached = Math.min(c.input, c.cached);
+  const written = Math.min(c.input - cached, c.written);
+  return {
+    inputTokens: c.input - cached - written,
+    outputTokens: c.output,
+    cacheReadTokens: cached,
+    cacheWriteTokens: written,
+    reasoningTokens: c.reasoning,
+    estimated: false,
+    raw,
+  };
+}
+
 /** A non-negative integer from an untrusted usage field (absent, null or garbage → 0). */
 export function count(v: unknown): number {
   return typeof v === "number" && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0;
