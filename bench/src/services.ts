@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createStore } from "@byok/store";
-import { freePort, killRedisServer, startRedisServer } from "@byok/testing";
+import { freePort, killRedisServer, startRedisServer, watchOutput } from "@byok/testing";
 
 export { freePort };
 
@@ -28,6 +28,11 @@ export interface Proc {
   kill(sig?: NodeJS.Signals): Promise<void>;
 }
 
+/** The ready line of each kind: `BYOK_READY <kind> <url> <name>`, `… listening on <url>`, `RELAY_READY <url>`. */
+const READY_LINE = /^BYOK_READY \S+ (\S+) (\S+)|listening on (\S+)|^RELAY_READY (\S+)/;
+/** How long a service may take to print its ready line (tsx compiles on a loaded machine). */
+const SPAWN_READY_MS = 180_000;
+
 /**
  * Spawns a service and resolves with its URL once ready. Distributed services print
  * `BYOK_READY <kind> <url> <name>`; the embedded gateway prints `… listening on <url>`; the
@@ -40,25 +45,18 @@ export async function spawnProc(entry: "ingress" | "worker" | "gateway" | "relay
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const lines: string[] = [];
-  let buf = "";
-  const ready = new Promise<{ url: string; name: string }>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      buf += chunk.toString();
-      let nl: number;
-      while ((nl = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (lines.length < 2000) lines.push(line);
-        const m = /^BYOK_READY \S+ (\S+) (\S+)/.exec(line) ?? /listening on (\S+)/.exec(line) ?? /^RELAY_READY (\S+)/.exec(line);
-        if (m) resolve({ url: m[1]!, name: m[2] ?? entry });
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`${entry} exited (${code}) before it was ready:\n${lines.slice(-20).join("\n")}`)));
-  });
-  const { url, name } = await ready;
+  const out = watchOutput(child, entry);
+  let ready: string;
+  try {
+    ready = await out.waitForLine(READY_LINE, SPAWN_READY_MS);
+  } catch (err) {
+    if (out.exitCode() === undefined) child.kill("SIGKILL");
+    throw err;
+  }
+  const m = READY_LINE.exec(ready)!;
+  const url = (m[1] ?? m[3] ?? m[4])!;
+  const name = m[2] ?? entry;
+  const lines = out.lines;
   return {
     url,
     name,
