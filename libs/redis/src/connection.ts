@@ -1,4 +1,4 @@
-import { Cluster, Redis, type ClusterNode, type RedisOptions } from "ioredis";
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from "ioredis";
 
 /** ioredis connection options (host, port, password, tls ...) or a redis:// URL. */
 export type RedisConnectionOptions = RedisOptions;
@@ -21,6 +21,20 @@ export type RedisClient = Redis | Cluster;
 
 export function isClusterTarget(target: RedisTarget): target is RedisClusterTarget {
   return typeof target === "object" && "cluster" in target && Array.isArray(target.cluster);
+}
+
+/**
+ * The one place a target becomes an ioredis client: one node by URL or by options, or a Cluster
+ * over the seed nodes whose node connections take `nodeOptions` over the target's own, except
+ * the settings a Cluster holds for itself (retries, reconnects, offline queue, lazy connect:
+ * `clusterOptions` carries those). No listener is attached: the caller adds its "error" handler.
+ */
+export function createClient(target: RedisTarget, nodeOptions: RedisOptions, clusterOptions: Omit<ClusterOptions, "redisOptions"> = {}): RedisClient {
+  if (isClusterTarget(target)) {
+    const { maxRetriesPerRequest: _retries, retryStrategy: _reconnect, enableOfflineQueue: _queue, lazyConnect: _lazy, ...perNode } = nodeOptions;
+    return new Cluster(target.cluster, { ...clusterOptions, redisOptions: { ...target.nodeOptions, ...perNode } });
+  }
+  return typeof target === "string" ? new Redis(target, nodeOptions) : new Redis({ ...target, ...nodeOptions });
 }
 
 export interface ConnectionTuning {
@@ -49,7 +63,6 @@ export function defaultTuning(name: string, onError: (err: Error) => void = () =
 export function openConnection(target: RedisTarget, tuning: ConnectionTuning): Redis {
   const subscriber = tuning.subscriber ?? false;
   const options: RedisOptions = {
-    ...(typeof target === "string" || isClusterTarget(target) ? {} : target),
     connectionName: tuning.name,
     maxRetriesPerRequest: 1,
     commandTimeout: tuning.commandTimeoutMs,
@@ -62,7 +75,7 @@ export function openConnection(target: RedisTarget, tuning: ConnectionTuning): R
     lazyConnect: false,
   };
   if (isClusterTarget(target)) return openClusterConnection(target, options, tuning) as unknown as Redis;
-  const redis = typeof target === "string" ? new Redis(target, options) : new Redis(options);
+  const redis = createClient(target, options) as Redis;
   // Without a listener an "error" event would be reported as unhandled; connection errors are
   // expected during outages and surface to callers as failed commands.
   redis.on("error", tuning.onError);
@@ -88,9 +101,8 @@ export function openConnection(target: RedisTarget, tuning: ConnectionTuning): R
  * is used (PUBLISH reaches every node, so one subscriber hears every channel).
  */
 function openClusterConnection(target: RedisClusterTarget, nodeOptions: RedisOptions, tuning: ConnectionTuning): Cluster {
-  const { maxRetriesPerRequest, retryStrategy: _perNodeRetry, enableOfflineQueue, lazyConnect, ...perNode } = nodeOptions;
-  const cluster = new Cluster(target.cluster, {
-    redisOptions: { ...target.nodeOptions, ...perNode },
+  const { maxRetriesPerRequest, enableOfflineQueue, lazyConnect } = nodeOptions;
+  const cluster = createClient(target, nodeOptions, {
     maxRedirections: 16,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
@@ -99,7 +111,7 @@ function openClusterConnection(target: RedisClusterTarget, nodeOptions: RedisOpt
     lazyConnect: lazyConnect ?? false,
     clusterRetryStrategy: (attempt) => tuning.reconnectDelayMs(attempt),
     ...(maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest } : {}),
-  });
+  }) as Cluster;
   cluster.on("error", tuning.onError);
   return cluster;
 }

@@ -4,7 +4,7 @@
  * keeps every key of one script in one cluster slot.
  */
 export {
-  closeConnection, defaultTuning, isClusterTarget, isDisconnected, openConnection,
+  closeConnection, createClient, defaultTuning, isClusterTarget, isDisconnected, openConnection,
   type ConnectionTuning, type RedisClient, type RedisClusterTarget, type RedisConnectionOptions, type RedisTarget,
 } from "./connection.js";
 export { defineScripts, runScript, type ScriptArg, type ScriptCall, type ScriptSpec } from "./scripts.js";

@@ -1,5 +1,4 @@
-import { Cluster, Redis, type RedisOptions } from "ioredis";
-import { isClusterTarget, type RedisClient, type RedisTarget } from "@byok/redis";
+import { createClient, type RedisClient, type RedisTarget } from "@byok/redis";
 
 /**
  * Opens an ioredis client for BullMQ. `blocking` clients (a Worker's) need
@@ -11,26 +10,21 @@ export function openQueueConnection(
   target: RedisTarget,
   opts: { name: string; blocking: boolean; commandTimeoutMs?: number; onError?: (err: Error) => void },
 ): RedisClient {
-  const options: RedisOptions = {
-    connectionName: opts.name,
-    maxRetriesPerRequest: opts.blocking ? null : 1,
-    ...(opts.blocking ? {} : { commandTimeout: opts.commandTimeoutMs ?? 5_000 }),
-    retryStrategy: (n) => Math.min(50 * n, 1_000),
-  };
-  let client: RedisClient;
-  if (isClusterTarget(target)) {
-    client = new Cluster(target.cluster, {
-      redisOptions: { ...target.nodeOptions, connectionName: opts.name, ...(opts.blocking ? {} : { commandTimeout: opts.commandTimeoutMs ?? 5_000 }) },
+  const client = createClient(
+    target,
+    {
+      connectionName: opts.name,
+      maxRetriesPerRequest: opts.blocking ? null : 1,
+      ...(opts.blocking ? {} : { commandTimeout: opts.commandTimeoutMs ?? 5_000 }),
+      retryStrategy: (n) => Math.min(50 * n, 1_000),
+    },
+    {
       clusterRetryStrategy: (n) => Math.min(50 * n, 1_000),
       retryDelayOnClusterDown: 100,
       retryDelayOnFailover: 100,
       ...(opts.blocking ? { maxRetriesPerRequest: null } : {}),
-    } as ConstructorParameters<typeof Cluster>[1]);
-  } else if (typeof target === "string") {
-    client = new Redis(target, options);
-  } else {
-    client = new Redis({ ...target, ...options });
-  }
+    },
+  );
   // An outage must never crash the process: connection errors surface as failed operations.
   client.on("error", opts.onError ?? (() => undefined));
   return client;

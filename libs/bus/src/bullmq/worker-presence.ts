@@ -1,5 +1,4 @@
-import { Cluster, Redis } from "ioredis";
-import { defineScripts, isClusterTarget, replyArray, replyString, runScript, type RedisClient, type RedisTarget, type ScriptSpec } from "@byok/redis";
+import { createClient, defineScripts, replyArray, replyString, runScript, type RedisClient, type RedisTarget, type ScriptSpec } from "@byok/redis";
 import type { RunQueueSettings } from "./types.js";
 
 const releaseDeadWorkersScript: ScriptSpec<"registry" | "active" | "stalled", "keyPrefix" | "self", string[]> = {
@@ -50,11 +49,7 @@ export function startWorkerPresence(config: WorkerPresenceConfig): WorkerPresenc
   defineScripts(commands, [releaseDeadWorkersScript]);
   const target = config.redis;
   const name = `${config.workerName}:presence`;
-  const sub: RedisClient = isClusterTarget(target)
-    ? new Cluster(target.cluster, { redisOptions: { ...target.nodeOptions, connectionName: name }, shardedSubscribers: true })
-    : typeof target === "string"
-      ? new Redis(target, { connectionName: name, maxRetriesPerRequest: null })
-      : new Redis({ ...target, connectionName: name, maxRetriesPerRequest: null });
+  const sub: RedisClient = createClient(target, { connectionName: name, maxRetriesPerRequest: null }, { shardedSubscribers: true });
   sub.on("error", config.onError);
   let closed = false;
   let checking = false;
