@@ -1,5 +1,6 @@
 import type { RunStateSnapshot } from "@byok/protocol";
 import type { HeldContent } from "@byok/store";
+import type { AttemptResult } from "./metering.js";
 
 /**
  * The durable part of a live run that the next owner needs after a takeover (docs/architecture.md
@@ -27,6 +28,22 @@ export interface RunSnapshot {
   content?: HeldContent;
   /** The meter's ticket of the attempt in flight (its budget lease), settled by the next owner. */
   meterTicket?: unknown;
+  /**
+   * Attempts that ended (the run moved past them) before their ledger row and lease were
+   * settled: the next owner settles them (idempotent per attempt), so a worker that dies
+   * between a pass's end and its ledger write loses no usage.
+   */
+  unsettled?: UnsettledAttempt[];
+}
+
+/** An ended attempt waiting for its settlement, as the snapshot keeps it (JSON). */
+export interface UnsettledAttempt {
+  modelCallId: string;
+  attempt: number;
+  targetIndex: number;
+  inputTokens: number;
+  ticket: unknown;
+  result: AttemptResult;
 }
 
 export function encodeSnapshot(s: RunSnapshot): Uint8Array {

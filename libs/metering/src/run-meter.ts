@@ -269,8 +269,10 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
         }
       }
       try {
-        if (t) await budgets.settle(t.reservation, { costMicroUsd: cost, tokens });
-        if (tokens > 0) await rates.recordTokens({ tenantId: a.ref.tenantId, keyId: a.principal.keyId, now: now() }, tokens);
+        const lease = t ? await budgets.settle(t.reservation, { costMicroUsd: cost, tokens }) : undefined;
+        // A repeated settle (the worker that took the run over settling an attempt its previous
+        // owner had settled) counts the tokens once.
+        if (tokens > 0 && lease !== "settled") await rates.recordTokens({ tenantId: a.ref.tenantId, keyId: a.principal.keyId, now: now() }, tokens);
       } catch (err) {
         failure ??= err;
         opts.onError?.(err, "settle", a.ref);

@@ -139,6 +139,20 @@ describe.each(kinds)("run meter (%s guard and limiter)", (_kind, open) => {
     expect(refused).toMatchObject({ ok: false, error: { kind: "rate_limited" } });
     if (!refused.ok) expect(refused.error.message).toContain("4,000 tokens per minute");
   });
+
+  it("counts an attempt settled twice (by its owner, then by the worker that took the run over) once toward tokens per minute", async () => {
+    const tenantId = await tenantWith({ rate: { tokensPerMinute: 4_000 } });
+    const principal = { userId: undefined, keyId: "key-1", originalRequestId: undefined, ghostMode: false };
+    const a = attempt(tenantId, { credentialsSource: "client" });
+    const admitted = await meter().admitAttempt(a);
+    if (!admitted.ok) throw new Error("attempt refused");
+    // 2 500 tokens, settled by the owner and again by the taker with the ticket from the snapshot.
+    const result = { outcome: "ok" as const, usage: usage(2_500), ttftMs: 5, ttftOverheadUs: undefined, durationMs: 10 };
+    await meter().settleAttempt(a, admitted.ticket, result);
+    await meter().settleAttempt(a, JSON.parse(JSON.stringify(admitted.ticket)), result);
+    // Counted twice it would be 5 000 of 4 000 and refuse the next start.
+    expect(await meter().admitRun({ tenantId, requestId: "run-after" }, principal)).toEqual({ ok: true });
+  });
 });
 
 function usage(inputTokens: number) {

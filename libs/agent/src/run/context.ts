@@ -6,6 +6,7 @@ import type { FencedWrite, Logger, TraceCarrier } from "@byok/telemetry";
 import { EventQueue } from "../event-queue.js";
 import { UNMETERED, type RunMeter } from "../metering.js";
 import type { ClientTurns } from "../history.js";
+import type { UnsettledAttempt } from "../snapshot.js";
 import { RunTelemetry } from "./telemetry.js";
 import type { RunEngineDeps } from "../ports.js";
 
@@ -77,6 +78,8 @@ export class RunContext {
    * snapshot so a worker that takes the run over settles that lease.
    */
   meterTicket: unknown;
+  /** Ended attempts not settled yet, by `modelCallId:attempt` (in the snapshot: takeover.ts settles them). */
+  unsettled = new Map<string, UnsettledAttempt>();
 
   /** This run marked itself its conversation's current run (`mark_conversation_run`; restored on takeover). */
   conversationMarked = false;

@@ -105,6 +105,16 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
         usage = ev.usage;
         outcome = "ok";
         observed.completed(ev.usage, ev.stopReason, ev.responseModel);
+        // Before the loop moves past the attempt (and snapshots that): its settlement rides in
+        // the snapshot until it is done, for the next owner if this one dies first.
+        ctx.unsettled.set(unsettledKey(req), {
+          modelCallId: req.modelCallId,
+          attempt: req.attempt,
+          targetIndex: ctx.targetIndex,
+          inputTokens,
+          ticket: admission.ticket,
+          result: { outcome, usage: ev.usage, ttftMs: firstEventAt - startedAt, ttftOverheadUs: undefined, durationMs: Date.now() - startedAt },
+        });
       }
       if (!live()) return;
       ctx.push({ type: "model", event: ev, nowMs: Date.now() });
@@ -132,12 +142,17 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
         ttftOverheadUs: overhead?.us,
         durationMs,
       })
-      .catch((err: unknown) => {
-        if (isStoreError(err, "fenced")) ctx.fencedOut("ledger");
-        else ctx.log.error({ err }, "could not record the attempt's usage");
-      });
+      .then(
+        () => void ctx.unsettled.delete(unsettledKey(req)),
+        (err: unknown) => {
+          if (isStoreError(err, "fenced")) ctx.fencedOut("ledger");
+          else ctx.log.error({ err }, "could not record the attempt's usage");
+        },
+      );
   }
 }
+
+const unsettledKey = (req: { modelCallId: string; attempt: number }) => `${req.modelCallId}:${req.attempt}`;
 
 /** Carries out the failure policy's decision on a failed attempt; true when the model call goes on. */
 async function onModelFailure(

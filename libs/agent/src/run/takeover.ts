@@ -45,6 +45,11 @@ export async function restore(ctx: RunContext, stored: Uint8Array | undefined): 
     const conversationId = run.conversationId;
     await execute(ctx, run.conversationState ? { type: "check_history", conversationId } : { type: "load_checkpoint", conversationId });
   }
+  // Attempts the previous owner saw end but had not settled: settled now (a repeat changes nothing).
+  for (const u of snap.unsettled ?? []) {
+    const target = ctx.targets[u.targetIndex];
+    if (run && target) await ctx.meter.settleAttempt(attemptInfo(ctx, run, target, u.modelCallId, u.attempt, u.inputTokens), u.ticket, u.result);
+  }
   const cut = snap.state.current;
   if (run && cut && isCallingModel(snap.state)) {
     // The cut attempt's ledger row and its budget lease are settled by the worker that takes
@@ -102,6 +107,7 @@ export function runSnapshot(ctx: RunContext, outputFrames: number): Uint8Array {
     state: snapshotRunState(ctx.state),
     ...(ctx.held ? { content: ctx.held.current() } : {}),
     ...(ctx.meterTicket === undefined ? {} : { meterTicket: ctx.meterTicket }),
+    ...(ctx.unsettled.size > 0 ? { unsettled: [...ctx.unsettled.values()] } : {}),
   };
   return encodeSnapshot(snap);
 }
