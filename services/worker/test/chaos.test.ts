@@ -365,10 +365,9 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     await waitFor(() => progress.frames >= 3 * OUTAGE_TURNS, 30_000, "turns streaming");
     await pgServer.stop();
     const ends = await Promise.all(turns);
-    // A turn started while the database is down is refused at once (the API key cannot be checked).
-    const t0 = Date.now();
+    // A turn started while the database is down is refused (the API key cannot be checked),
+    // while it is still down: a hang would run into the test's timeout.
     const during = await turn(plan({ tool: false }), progress);
-    expect(Date.now() - t0).toBeLessThan(10_000);
     // A turn that stores history ends unavailable; a privacy-mode turn stores none and may finish.
     for (const t of [...ends, during]) {
       if (t.end.ok && t.plan.ghost && t !== during) continue;

@@ -43,11 +43,9 @@ describe.runIf(haveRedisServer)("Redis restart mid-run (real processes, private 
     expect(turn.end).toMatchObject({ ok: false, code: "unavailable" });
     expect(turn.end && !turn.end.ok ? turn.end.message : "").toMatch(/message bus is unavailable/);
 
-    // During the outage: BidiAppend answers unavailable (fast, no hang).
-    const t0 = Date.now();
+    // During the outage: BidiAppend answers unavailable (a hang would run into the test's timeout).
     const during = await client.append(`during-${randomUUID()}`, 1, runRequestMessage({ text: "x", conversationId: "c", modelId: TEST_MODEL }));
     expect(during).toMatchObject({ ok: false, code: "unavailable" });
-    expect(Date.now() - t0).toBeLessThan(6_000);
 
     // Redis comes back empty (no persistence).
     redis = await startRedisServer(port);
