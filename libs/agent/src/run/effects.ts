@@ -6,7 +6,7 @@ import { ConversationStateStructureSchema, PrewarmRequestSchema } from "@byok/wi
 import { storedTurnBlobs } from "./client-turns.js";
 import type { RunContext } from "./context.js";
 import { abortModelCall, startModelCall } from "./model-call.js";
-import { runSnapshot } from "./takeover.js";
+import { runSnapshot } from "./snapshots.js";
 
 /**
  * The effect interpreter: the state machine's effects (data) become I/O. Exhaustive: a new

@@ -7,7 +7,8 @@ import type { RunEngineDeps } from "../ports.js";
 import { RunContext } from "./context.js";
 import { execute, flush, mayHoldDeltas } from "./effects.js";
 import { InputPump } from "./input.js";
-import { restore, saveSnapshot, SnapshotSchedule } from "./takeover.js";
+import { saveSnapshot, SnapshotSchedule } from "./snapshots.js";
+import { restore } from "./takeover.js";
 import { startWatchdogs } from "./watchdogs.js";
 
 const tracer = trace.getTracer("@byok/agent");
