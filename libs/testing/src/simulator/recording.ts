@@ -1,4 +1,5 @@
-import type { SimApi } from "./renderer.js";
+/** The vendor API a request was addressed to. */
+export type SimApi = "openai-chat" | "openai-responses" | "anthropic-messages" | "anthropic-count-tokens" | "bedrock-anthropic";
 
 /** How the simulator's side of one exchange ended. */
 export type SimOutcome =

@@ -1,10 +1,8 @@
-import type { SimRequest } from "./recording.js";
+import type { SimApi, SimRequest } from "./recording.js";
 import type { SimScript, SimStreamError } from "./script.js";
 
 /** One unit the simulator writes (an SSE event or a binary event-stream message). Fault indexes count these. */
 export type Frame = string | Uint8Array;
-
-export type SimApi = "openai-chat" | "openai-responses" | "anthropic-messages" | "anthropic-count-tokens" | "bedrock-anthropic";
 
 export interface RenderContext {
   request: SimRequest;

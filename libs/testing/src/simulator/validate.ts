@@ -12,7 +12,7 @@
  * message in a `ValidationException`). Token counts are the simulator's approximation (the
  * request body's length / 4); vendors count with their tokenizers.
  */
-import type { SimApi } from "./renderer.js";
+import type { SimApi } from "./recording.js";
 import type { SimRequest } from "./recording.js";
 import type { SimHttpError } from "./script.js";
 
