@@ -45,7 +45,7 @@ const edge = createEdgeHandler({
   dispatcher: { dispatch: async () => {}, admit: async () => undefined },
   auth: createOpenAuthenticator(TENANT),
   timers: { heartbeatMs: 60_000, notFoundWaitMs: 1_000, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
-  limits: { maxPayloadBytes: 1 << 20 },
+  limits: { maxPayloadBytes: 1 << 20, readBatchBytes: 4 << 20 },
   logger: createLogger({ service: "bench-edge", level: "silent" }),
   metrics: createMetrics(),
   streams: new OpenStreams(100_000),

@@ -76,6 +76,12 @@ export const LimitsSchema = z.object({
    */
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(30_000),
   /**
+   * Bytes of output frames one RunSSE / Run stream reads from the bus at a time (the batch is
+   * cut to about this much of the largest frame seen, at least one frame): what a stream whose
+   * client stopped reading holds while it is parked. 64 KiB to 64 MiB.
+   */
+  readBatchBytes: z.coerce.number().int().min(64 * 1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+  /**
    * Ledger rows held while the database is unreachable (Redis in distributed mode, memory in
    * embedded mode), written once it answers; past it a row is lost (logged, counted). 0: none held.
    */

@@ -50,6 +50,20 @@ describe("loadConfig", () => {
     for (const bad of ["0", "-1", "1.5", "many", "1000001"]) expect(() => loadConfig({ GATEWAY_MAX_CONNECTIONS: bad })).toThrow(/maxConnections/);
   });
 
+  it("reads the read batch bound (default 4 MiB) and refuses one outside 64 KiB – 64 MiB", () => {
+    expect(loadConfig({}).limits.readBatchBytes).toBe(4 * 1024 * 1024);
+    expect(loadConfig({ GATEWAY_READ_BATCH_BYTES: "2097152" }).limits.readBatchBytes).toBe(2 * 1024 * 1024);
+    for (const bad of ["65535", "67108865", "big"]) expect(() => loadConfig({ GATEWAY_READ_BATCH_BYTES: bad })).toThrow(/readBatchBytes/);
+  });
+
+  it("reads the ledger spool's bound and drain interval", () => {
+    expect(loadConfig({}).limits.ledgerSpoolMaxRows).toBe(100_000);
+    expect(loadConfig({}).timers.ledgerSpoolDrainMs).toBe(5_000);
+    expect(loadConfig({ GATEWAY_LEDGER_SPOOL_MAX_ROWS: "0", GATEWAY_LEDGER_SPOOL_DRAIN_MS: "200" })).toMatchObject({ limits: { ledgerSpoolMaxRows: 0 }, timers: { ledgerSpoolDrainMs: 200 } });
+    expect(() => loadConfig({ GATEWAY_LEDGER_SPOOL_MAX_ROWS: "-1" })).toThrow(/ledgerSpoolMaxRows/);
+    expect(() => loadConfig({ GATEWAY_LEDGER_SPOOL_DRAIN_MS: "0" })).toThrow(/ledgerSpoolDrainMs/);
+  });
+
   it("loads routes from a YAML file and lets GATEWAY_ROUTES_JSON win per model id", () => {
     const dir = mkdtempSync(join(tmpdir(), "cfg-"));
     const file = join(dir, "gateway.yaml");

@@ -29,7 +29,7 @@ beforeAll(async () => {
     dispatcher: { dispatch: async () => {}, admit: async () => undefined },
     auth: createApiKeyAuthenticator({ keys: store.apiKeys }),
     timers: { heartbeatMs: 60_000, notFoundWaitMs: 200, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
-    limits: { maxPayloadBytes: 65_536 },
+    limits: { maxPayloadBytes: 65_536, readBatchBytes: 4 * 1024 * 1024 },
     logger: createLogger({ service: "test", level: "silent" }),
     metrics: createMetrics(),
     streams: new OpenStreams(100),

@@ -14,6 +14,8 @@ import { Wakeup } from "./wakeup.js";
 export interface RunSseDeps {
   bus: Bus;
   timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number; readerTtlMs: number };
+  /** GATEWAY_READ_BATCH_BYTES: about how many bytes of frames one batch read from the bus holds. */
+  limits: { readBatchBytes: number };
   logger: Logger;
   metrics: GatewayMetrics;
 }
@@ -22,18 +24,18 @@ const tracer = trace.getTracer("@byok/ingress");
 
 /**
  * Frames read from the bus per round trip: at most READ_BATCH, starting at FIRST_READ_BATCH and
- * doubling while batches are small, and cut so one batch holds about READ_BATCH_BYTES of the
- * largest frame seen. A reader that stops reading (a slow client) parks the stream with one
- * batch in memory, so this bounds what it holds whatever the frame sizes (1 MiB frames: ≤ 4).
+ * doubling while batches are small, and cut so one batch holds about `batchBytes`
+ * (GATEWAY_READ_BATCH_BYTES, default 4 MiB) of the largest frame seen. A reader that stops
+ * reading (a slow client) parks the stream with one batch in memory, so this bounds what it
+ * holds whatever the frame sizes (1 MiB frames, 4 MiB: ≤ 4).
  */
 const READ_BATCH = 256;
 const FIRST_READ_BATCH = 4;
-const READ_BATCH_BYTES = 4 * 1024 * 1024;
 
 /** The next batch size after a batch of `entries` frames whose largest so far is `largest` bytes. */
-function nextReadBatch(current: number, entries: number, largest: number): number {
+function nextReadBatch(current: number, entries: number, largest: number, batchBytes: number): number {
   const grown = entries >= current ? Math.min(READ_BATCH, current * 2) : current;
-  return Math.max(1, Math.min(grown, Math.floor(READ_BATCH_BYTES / Math.max(1, largest))));
+  return Math.max(1, Math.min(grown, Math.floor(batchBytes / Math.max(1, largest))));
 }
 
 /** A reader of a request's output: its frames, then the end-stream envelope it returns. */
@@ -117,7 +119,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         const max = batch;
         const read = await guard(() => deps.bus.readOutput(ref, generation, index, max));
         for (const e of read.entries) if (e.frame.byteLength > largest) largest = e.frame.byteLength;
-        batch = nextReadBatch(batch, read.entries.length, largest);
+        batch = nextReadBatch(batch, read.entries.length, largest, deps.limits.readBatchBytes);
         for (const e of read.entries) {
           index = e.index + 1;
           if (!linked) {

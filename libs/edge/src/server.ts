@@ -21,7 +21,7 @@ export interface EdgeDeps {
   dispatcher: RunDispatcher;
   auth: Authenticator;
   timers: { heartbeatMs: number; notFoundWaitMs: number; newGenerationWaitMs: number; readerTtlMs: number };
-  limits: { maxPayloadBytes: number };
+  limits: { maxPayloadBytes: number; readBatchBytes: number };
   logger: Logger;
   metrics: GatewayMetrics;
   /** The replica's open RunSSE streams: the stream limit and the shutdown drain. */
