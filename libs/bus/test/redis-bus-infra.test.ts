@@ -34,6 +34,32 @@ describe("Redis bus: infrastructure", () => {
     await admin.quit();
   });
 
+  it("fences a stale owner in the output stream's ids: Redis refuses its XADD after a takeover and anyone's after the end", async () => {
+    const r = ref();
+    const out = requestKeys(prefix, r).generation(1).output;
+    await a.bus.appendInput(r, 1n, bytes("x"), {});
+    const e1 = await a.bus.claim(r, 1);
+    expect(await a.bus.appendOutput(r, 1, e1, [bytes("a")], {})).toEqual({ ok: true, nextIndex: 1 });
+    const e2 = await b.bus.claim(r, 1);
+    // The id the old owner would write next is below the last id the claim set: Redis itself
+    // refuses it, whatever the writer checked before.
+    await expect(admin.xadd(out, `2-${2 * e1 + 1}`, "f", "stale")).rejects.toThrow(/equal or smaller/);
+    expect(await a.bus.appendOutput(r, 1, e1, [bytes("stale")], {})).toEqual({ ok: false, reason: "fenced" });
+    expect(await b.bus.appendOutput(r, 1, e2, [bytes("b")], {})).toEqual({ ok: true, nextIndex: 2 });
+    expect(await a.bus.appendOutput(r, 1, e1, [bytes("stale")], {})).toEqual({ ok: false, reason: "fenced" });
+    expect(await a.bus.appendOutput(r, 1, e1, [bytes("stale"), bytes("batch")], {}, bytes("snap"))).toEqual({ ok: false, reason: "fenced" });
+    // Entry ids: position in the millisecond part, the writer's epoch in the sequence part.
+    expect((await admin.xrange(out, "-", "+")).map(([id]) => id)).toEqual([`1-${2 * e1 + 1}`, `2-${2 * e2 + 1}`]);
+    expect(await b.bus.endOutput(r, 1, e2, { ok: true })).toEqual({ ok: true, nextIndex: 2 });
+    await expect(admin.xadd(out, `4-${2 * e2 + 1}`, "f", "late")).rejects.toThrow(/exhausted/);
+    // A claim of the ended generation does not reopen it.
+    const e3 = await a.bus.claim(r, 1);
+    expect(await a.bus.appendOutput(r, 1, e3, [bytes("late")], {})).toEqual({ ok: false, reason: "ended" });
+    const read = await b.bus.readOutput(r, 1, 0, 10);
+    expect(read.entries.map((x) => [x.index, new TextDecoder().decode(x.frame)])).toEqual([[0, "a"], [1, "b"]]);
+    expect(read.end).toEqual({ ok: true });
+  });
+
   it("maps every key and the wake channel of a request to one cluster slot", () => {
     for (const r of [ref(), { tenantId: "t{1}", requestId: "r}:{x" }, { tenantId: "a:b", requestId: "}" }]) {
       const slots = new Set([1, 2, 7].flatMap((g) => allKeys(r, g)).map(calculateSlot));

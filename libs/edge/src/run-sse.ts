@@ -138,7 +138,9 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
           endCode = read.end.code ?? "unknown";
           return storedEndStream(read.end.code, read.end.message, read.end.errorDetails);
         }
-        if (read.entries.length > 0) continue;
+        // A full page may have more behind it; a shorter one read everything there was, and what
+        // came after the read has woken `wake` already (it was cleared before the read).
+        if (read.entries.length >= max) continue;
         const quiet = Date.now() - lastSent;
         if (quiet >= deps.timers.heartbeatMs) {
           yield HEARTBEAT_FRAME;

@@ -23,16 +23,35 @@ export function decodeTrace(raw: Buffer | undefined): TraceCarrier {
   return out;
 }
 
-/** Entry id 0-(index+1) → index. */
-export function indexOfId(id: Buffer): number {
+/** Input entry id 0-(index+1) → index. */
+export function indexOfInputId(id: Buffer): number {
   const s = id.toString("latin1");
   const dash = s.indexOf("-");
   return Number(s.slice(dash + 1)) - 1;
 }
 
-/** The XRANGE start that seeks to `index`. */
-export function idOfIndex(index: number): string {
+/** The XRANGE start that seeks to input entry `index`. */
+export function inputIdOfIndex(index: number): string {
   return `0-${index + 1}`;
+}
+
+/**
+ * Output entry id (index+1)-(2·epoch+1) → index: the millisecond part is the position, the
+ * sequence part the writer's epoch (libs/bus/README.md "Fencing by entry id").
+ */
+export function indexOfOutputId(id: Buffer): number {
+  const s = id.toString("latin1");
+  return Number(s.slice(0, s.indexOf("-"))) - 1;
+}
+
+/** The XRANGE start that seeks to output entry `index`, whichever epoch wrote it. */
+export function outputStartOfIndex(index: number): string {
+  return `${index + 1}-0`;
+}
+
+/** The id of output entry `index` written by the owner of `epoch`. */
+export function outputIdOf(index: number, epoch: number): string {
+  return `${index + 1}-${2 * epoch + 1}`;
 }
 
 function fieldsOf(fields: Buffer[]): Map<string, Buffer> {
@@ -53,7 +72,7 @@ function bytes(b: Buffer | undefined): Uint8Array {
 export function toInputEntry([id, raw]: StreamEntry): InputEntry {
   const f = fieldsOf(raw);
   return {
-    index: indexOfId(id),
+    index: indexOfInputId(id),
     seqno: BigInt(f.get("s")?.toString("latin1") ?? "0"),
     payload: bytes(f.get("p")),
     meta: decodeEntryMeta(decodeTrace(f.get("t"))),
@@ -64,7 +83,7 @@ export function toInputEntry([id, raw]: StreamEntry): InputEntry {
 export function toOutputItem([id, raw]: StreamEntry): { entry: OutputEntry } | { end: EndStatus } {
   const f = fieldsOf(raw);
   if (f.has("e")) return { end: toEndStatus(Object.fromEntries(f))! };
-  return { entry: { index: indexOfId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")), appendedAt: Number(f.get("a")?.toString("latin1") ?? "0") } };
+  return { entry: { index: indexOfOutputId(id), frame: bytes(f.get("f")), trace: decodeTrace(f.get("t")), appendedAt: Number(f.get("a")?.toString("latin1") ?? "0") } };
 }
 
 /** The end hash (HGETALL, Buffer values) → EndStatus; undefined when the hash is absent. */

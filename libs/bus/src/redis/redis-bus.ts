@@ -6,7 +6,9 @@ import type {
   AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult, OutputEntry, OutputRead, RequestRef,
 } from "../types.js";
 import { encodeEntryMeta } from "../entry-meta.js";
-import { encodeTrace, idOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry } from "./codec.js";
+import {
+  encodeTrace, inputIdOfIndex, outputIdOf, outputStartOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry,
+} from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
 import { conversationChannel, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
 import {
@@ -14,6 +16,11 @@ import {
   markConversationRunScript, readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
 } from "./script-specs.js";
 import { createWakeups } from "./wakeups.js";
+
+/** Redis refused an XADD for its id: at or below the stream's last id (fenced, ended, or a wrong index). */
+function isIdRefusal(err: unknown): boolean {
+  return err instanceof Error && err.name === "ReplyError" && /^ERR The (ID specified in XADD|stream has exhausted)/.test(err.message);
+}
 
 export interface RedisBusConfig {
   /** Connection options, a redis:// URL, or `{ cluster: [{ host, port }, …] }` for Redis Cluster. */
@@ -55,6 +62,20 @@ export function createRedisBus(config: RedisBusConfig): Bus {
   defineScripts(cmd, ALL_SCRIPTS);
   const wakeups = createWakeups(sub, onError);
   const refreshTimers = new Set<NodeJS.Timeout>();
+  /**
+   * Next output index per (request, generation, epoch) this instance owns, from its claim and
+   * its own appends: lets an append go out as one XADD whose id is the fence. Only values a
+   * reply confirmed go in; any doubt (an error, a refusal, the end) removes the entry.
+   */
+  const nextIndex = new Map<string, number>();
+  const MAX_OWNED = 100_000;
+  const ownedKey = (base: string, generation: number, epoch: number) => `${base}\u0000${generation}\u0000${epoch}`;
+  const own = (key: string, next: number | undefined) => {
+    nextIndex.delete(key);
+    if (next === undefined) return;
+    if (nextIndex.size >= MAX_OWNED) nextIndex.delete(nextIndex.keys().next().value!);
+    nextIndex.set(key, next);
+  };
   // The seq hash must outlive the retained generation keys: a new generation 1 must never
   // meet the leftovers of an old one.
   const seqTtlMs = Math.max(opts.sequenceStateTtlMs, opts.finishedRetentionMs);
@@ -120,7 +141,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
         const limit = Math.max(1, max);
         // One XRANGE: the end marker (end-output.lua) follows the last frame, so a range that
         // reaches it holds both; one more than `max` so a full page right before it ends too.
-        const range = (await cmd.xrangeBuffer(g.output, idOfIndex(from), "+", "COUNT", limit + 1)) as StreamEntry[];
+        const range = (await cmd.xrangeBuffer(g.output, outputStartOfIndex(from), "+", "COUNT", limit + 1)) as StreamEntry[];
         if (range.length > 0) {
           const entries: OutputEntry[] = [];
           let end: EndStatus | undefined;
@@ -131,15 +152,13 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           if (end && entries.length <= max) return { entries, end };
           return { entries: entries.slice(0, Math.max(0, max)) };
         }
-        // Nothing at or after `from` (up to date, or a cursor past the end): the stream length
-        // and the end hash in one MULTI decide whether the generation ended before `from`.
-        const res = await cmd.multi().xlen(g.output).hgetallBuffer(g.end).exec();
-        if (!res) throw new Error("readOutput: transaction aborted");
-        for (const [err] of res) if (err) throw err;
-        const [length, endHash] = res.map(([, v]) => v);
-        if (typeof length !== "number" || endHash === null || typeof endHash !== "object") throw new Error("readOutput: unexpected reply");
-        const end = toEndStatus(endHash as Record<string, Buffer>);
-        return end ? { entries: [], end } : { entries: [] };
+        // Nothing at or after `from`: up to date (the usual case: one more command), or a cursor
+        // past the end. The end hash first: once it exists nothing is appended any more, so the
+        // stream length read after it is final. A length beyond `from` means frames (and the
+        // end) arrived after the XRANGE: the caller's next read, on their wake-up, gets them.
+        const end = toEndStatus(await cmd.hgetallBuffer(g.end));
+        if (!end) return { entries: [] };
+        return (await cmd.xlen(g.output)) <= from ? { entries: [], end } : { entries: [] };
       });
     },
 
@@ -177,8 +196,9 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
       return op("claim", async () => {
-        const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end }, args: { generation } });
+        const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output }, args: { generation } });
         if (!r.ok) throw new GenerationGoneError(generation, r.reason);
+        own(ownedKey(k.base, generation, r.epoch), r.nextIndex);
         return r.epoch;
       });
     },
@@ -186,7 +206,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
     readInput(ref, generation, fromIndex): Promise<InputEntry[]> {
       const g = requestKeys(prefix, ref).generation(generation);
       return op("readInput", async () => {
-        const raw = await cmd.xrangeBuffer(g.input, idOfIndex(Math.max(0, fromIndex)), "+");
+        const raw = await cmd.xrangeBuffer(g.input, inputIdOfIndex(Math.max(0, fromIndex)), "+");
         return raw.map(toInputEntry);
       });
     },
@@ -199,15 +219,39 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
       if (snapshot?.byteLength === 0) throw new Error("appendOutput: an empty snapshot cannot be saved");
+      const owned = ownedKey(k.base, generation, epoch);
       return op("appendOutput", async () => {
+        const known = nextIndex.get(owned);
+        nextIndex.delete(owned); // back only once a reply confirms the new value
+        const encodedTrace = encodeTrace(trace);
+        const appendedAt = Date.now();
+        const [frame] = frames;
+        // A lone frame without a snapshot: one XADD whose id carries the epoch is the whole
+        // fence (a stale owner's id is below the stream's last id, so Redis refuses it), then
+        // the wake-up. Refused: the script tells why (or appends, if only the index was off).
+        if (frames.length === 1 && frame && !snapshot && known !== undefined && known < opts.maxOutputFrames) {
+          const added = await cmd.xadd(g.output, outputIdOf(known, epoch), "f", toBuffer(frame), "t", encodedTrace, "a", appendedAt).then(
+            () => true,
+            (err: unknown) => {
+              if (isIdRefusal(err)) return false;
+              throw err;
+            },
+          );
+          if (added) {
+            own(owned, known + 1);
+            await cmd.publish(k.channel, "o");
+            return { ok: true as const, nextIndex: known + 1 };
+          }
+        }
         const r = await runScript(cmd, appendOutputScript, {
           keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output, snapshot: g.snapshot },
           args: {
-            generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodeTrace(trace), appendedAt: Date.now(),
-            snapshot: snapshot ? toBuffer(snapshot) : "",
+            generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodedTrace, appendedAt,
+            snapshot: snapshot ? toBuffer(snapshot) : "", index: known ?? -1,
           },
           rest: frames.map(toBuffer),
         });
+        if (r.ok) own(owned, r.nextIndex);
         return toOutputResult(r);
       });
     },
@@ -216,6 +260,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
       const present = `${end.code !== undefined ? "c" : ""}${end.message !== undefined ? "m" : ""}${end.errorDetails !== undefined ? "d" : ""}`;
+      nextIndex.delete(ownedKey(k.base, generation, epoch));
       return op("endOutput", async () => {
         const r = await runScript(cmd, endOutputScript, {
           keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output, input: g.input, buffered: g.buffered, snapshot: g.snapshot },
@@ -310,6 +355,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       closed = true;
       for (const t of refreshTimers) clearInterval(t);
       refreshTimers.clear();
+      nextIndex.clear();
       wakeups.close();
       await Promise.all([cmd, sub].map((c) => c.quit().catch(() => c.disconnect())));
     },

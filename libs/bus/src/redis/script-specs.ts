@@ -43,11 +43,11 @@ function decodeFencedWrite(reply: unknown, script: string): FencedWriteReply {
   throw new Error(`${script}: unknown refusal ${reason}`);
 }
 
-export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output" | "snapshot", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt" | "snapshot", FencedWriteReply, true> = {
+export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output" | "snapshot", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt" | "snapshot" | "index", FencedWriteReply, true> = {
   command: "byokBusAppendOutput",
   lua: lua("append-output.lua"),
   keys: ["seq", "epoch", "end", "output", "snapshot"],
-  args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt", "snapshot"],
+  args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt", "snapshot", "index"],
   rest: true,
   decode(reply) {
     return decodeFencedWrite(reply, this.command);
@@ -69,19 +69,24 @@ export const endOutputScript: ScriptSpec<
   },
 };
 
-export type ClaimReply = { ok: true; epoch: number } | { ok: false; reason: "missing" | "expired" };
+/** nextIndex: frames in the output stream, undefined once the generation ended. */
+export type ClaimReply = { ok: true; epoch: number; nextIndex: number | undefined } | { ok: false; reason: "missing" | "expired" };
 
-export const claimScript: ScriptSpec<"seq" | "epoch" | "end", "generation", ClaimReply> = {
+export const claimScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation", ClaimReply> = {
   command: "byokBusClaim",
   lua: lua("claim.lua"),
-  keys: ["seq", "epoch", "end"],
+  keys: ["seq", "epoch", "end", "output"],
   args: ["generation"],
   rest: false,
   decode(reply) {
-    const n = replyInt(reply, this.command);
-    if (n === -1) return { ok: false, reason: "missing" };
-    if (n === -2) return { ok: false, reason: "expired" };
-    return { ok: true, epoch: n };
+    if (!Array.isArray(reply)) {
+      const n = replyInt(reply, this.command);
+      if (n === -1) return { ok: false, reason: "missing" };
+      if (n === -2) return { ok: false, reason: "expired" };
+      throw new Error(`${this.command}: unknown reply ${n}`);
+    }
+    const next = replyInt(reply[1], this.command);
+    return { ok: true, epoch: replyInt(reply[0], this.command), nextIndex: next >= 0 ? next : undefined };
   },
 };
 

@@ -2,23 +2,27 @@
   append-output: appends frames to one generation's output stream, all or none, fenced by
   the owner's epoch (docs/architecture.md property 3) and capped (property 7); optionally
   saves the run snapshot in the same atomic step (the frames and the snapshot that counts
-  them are durable together, and the fence is checked once for both).
+  them are durable together, and the fence is checked once for both). The Redis bus appends a
+  lone frame without a snapshot with a plain XADD instead (libs/bus/README.md "Fencing by entry
+  id"); this script is its fallback and the path of batches and snapshots.
 
-  Steps
+  Output entry ids are (index+1)-(2·epoch+1). claim raised the stream's last id to
+  (len+1)-(2·epoch) and end-output to the largest id, so an XADD with such an id succeeds only
+  for the current epoch of a live generation at the right index.
+
+  Fast path (ARGV[8] >= 0: the caller knows the next index from its claim and appends)
+    XADD the first frame with its id: if Redis accepts it, the caller is the current owner of
+    the live generation and the index is right; the rest follow. No fence reads.
+  Checked path (ARGV[8] = -1, or the first XADD refused)
     1. Fence: the generation must exist (1 <= generation <= latest) and its epoch key must
-       equal ARGV[2] (a missing epoch counts as 0, as in the memory bus). Checked in the same
-       atomic step as the write, so a worker that lost ownership between its last check and
-       this call cannot slip a frame in.
+       equal ARGV[2] (a missing epoch counts as 0, as in the memory bus).
     2. Only the latest generation, not marked ended in the seq hash, is live. Otherwise:
-       "ended" while its end entry exists, "fenced" once that expired (nothing may recreate
-       its keys without a TTL). The live path reads the seq hash once (HMGET) and never the
-       end key: end-output sets `ended` in the same step as the end entry.
+       "ended" while its end entry exists, "fenced" once that expired.
     3. Cap: XLEN + #frames > max output frames -> "cap", nothing written (a live stream is
        never trimmed: that would break replay).
-    4. XADD each frame with the explicit id 0-(index+1): f = frame bytes, t = trace JSON,
-       a = the writer's clock in ms (gateway overhead metrics).
-    5. SET the snapshot when ARGV[7] is not empty (the generation is live, so no TTL yet).
-    6. PUBLISH "o" on the wake channel.
+    4. XADD each frame at XLEN onwards.
+  Then (both paths): SET the snapshot when ARGV[7] is not empty; PUBLISH "o".
+  Fields: f = frame bytes, t = trace JSON, a = the writer's clock in ms.
 
   KEYS[1] seq hash          <prefix>:req:{t:r}:seq
   KEYS[2] epoch             <prefix>:req:{t:r}:g<N>:epoch
@@ -33,7 +37,8 @@
   ARGV[5] trace carrier (JSON)
   ARGV[6] appended-at, ms since the epoch (the writer's clock)
   ARGV[7] run snapshot (bytes), or "" for none
-  ARGV[8..] frames (bytes), at least one
+  ARGV[8] index of the first frame as the caller knows it, or -1
+  ARGV[9..] frames (bytes), at least one
 
   Returns
     {1, nextIndex}           appended; nextIndex = number of frames in the stream
@@ -49,6 +54,29 @@ local channel = ARGV[4]
 local trace = ARGV[5]
 local appendedAt = ARGV[6]
 local snapshot = ARGV[7]
+local known = tonumber(ARGV[8])
+local count = #ARGV - 8
+local seqPart = string.format('%.0f', 2 * epoch + 1)
+
+local function idOf(index)
+  return string.format('%.0f', index + 1) .. '-' .. seqPart
+end
+
+local function finish(len)
+  if snapshot ~= '' then redis.call('SET', snapKey, snapshot) end
+  redis.call('PUBLISH', channel, 'o')
+  return { 1, len }
+end
+
+if known >= 0 and known + count <= maxOutput then
+  local first = redis.pcall('XADD', outKey, idOf(known), 'f', ARGV[9], 't', trace, 'a', appendedAt)
+  if type(first) ~= 'table' or not first.err then
+    for i = 2, count do
+      redis.call('XADD', outKey, idOf(known + i - 1), 'f', ARGV[8 + i], 't', trace, 'a', appendedAt)
+    end
+    return finish(known + count)
+  end
+end
 
 local seq = redis.call('HMGET', seqKey, 'latest', 'ended')
 local latest = tonumber(seq[1] or '0')
@@ -61,12 +89,9 @@ if generation < latest or seq[2] == '1' then
 end
 
 local len = redis.call('XLEN', outKey)
-local count = #ARGV - 7
 if len + count > maxOutput then return { 0, 'cap' } end
-for i = 8, #ARGV do
+for i = 1, count do
+  redis.call('XADD', outKey, idOf(len), 'f', ARGV[8 + i], 't', trace, 'a', appendedAt)
   len = len + 1
-  redis.call('XADD', outKey, '0-' .. len, 'f', ARGV[i], 't', trace, 'a', appendedAt)
 end
-if snapshot ~= '' then redis.call('SET', snapKey, snapshot) end
-redis.call('PUBLISH', channel, 'o')
-return { 1, len }
+return finish(len)

@@ -1,7 +1,9 @@
 --[[
   claim: takes ownership of a generation by bumping its epoch (docs/architecture.md property 3).
-  Every earlier epoch is fenced from the moment this returns, because append-output,
-  end-output and save-snapshot compare the epoch in the same atomic step as their write.
+  Every earlier epoch is fenced from the moment this returns: append-output, end-output and
+  save-snapshot compare the epoch in the same atomic step as their write, and the output
+  stream's last id is raised so that an XADD of an earlier epoch fails by itself
+  (libs/bus/README.md "Fencing by entry id").
 
   Steps
     1. The generation must exist (1 <= generation <= latest) and not be expired (an ended
@@ -9,16 +11,20 @@
     2. INCR the epoch key. For an ended generation the key already carries the retention TTL
        (INCR keeps it); a claim that creates the key of an ended generation gets the end
        entry's remaining TTL, so nothing outlives the generation.
+    3. A live generation: raise the output stream's last id to (len+1)-(2·epoch), creating the
+       (empty) stream if needed. Output entry ids are (index+1)-(2·epoch'+1): every id an
+       earlier epoch can write next is below it, every id this epoch writes above it. An ended
+       generation keeps the unreachable last id end-output set.
 
-  KEYS[1] seq hash   KEYS[2] epoch   KEYS[3] end
+  KEYS[1] seq hash   KEYS[2] epoch   KEYS[3] end   KEYS[4] output stream
   ARGV[1] generation
 
   Returns
-    epoch (>= 1)
+    {epoch (>= 1), nextIndex (frames in the stream; -1 once ended)}
     -1  no such generation
     -2  the generation ended and its retention passed
 ]]
-local seqKey, epochKey, endKey = KEYS[1], KEYS[2], KEYS[3]
+local seqKey, epochKey, endKey, outKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local generation = tonumber(ARGV[1])
 local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
 if generation < 1 or generation > latest then return -1 end
@@ -27,4 +33,13 @@ local hasEnded = generation < latest or redis.call('HGET', seqKey, 'ended') == '
 if hasEnded and endTtl == -2 then return -2 end
 local epoch = redis.call('INCR', epochKey)
 if endTtl > 0 and redis.call('PTTL', epochKey) == -1 then redis.call('PEXPIRE', epochKey, endTtl) end
-return epoch
+if hasEnded then return { epoch, -1 } end
+local len = redis.call('XLEN', outKey)
+local floor = string.format('%.0f-%.0f', len + 1, 2 * epoch)
+if len == 0 then
+  -- Creates the stream without an entry (or keeps it empty): only its last id is set.
+  redis.call('XADD', outKey, 'MAXLEN', '0', floor, 'c', '1')
+else
+  redis.call('XSETID', outKey, floor)
+end
+return { epoch, len }

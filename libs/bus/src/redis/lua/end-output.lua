@@ -10,7 +10,8 @@
     3. Mark the latest generation ended in the seq hash (a seqno-1 append now begins the next
        generation), and XADD the same fields as the stream's last entry (an end marker, field
        e = 1, after every frame): a reader's one XRANGE then returns the frames and the end
-       together (libs/bus/README.md "Reads").
+       together (libs/bus/README.md "Reads"). Then raise the stream's last id to the largest
+       one: no XADD of any epoch can follow the marker.
     4. PEXPIRE the generation's keys (in, buf, out, end, epoch, snap) with the retention and
        the seq hash with its idle TTL; keys that do not exist yet get theirs when written.
     5. PUBLISH "o" on the wake channel.
@@ -53,7 +54,8 @@ if string.find(present, 'd', 1, true) then table.insert(fields, 'details'); tabl
 redis.call('HSET', endKey, unpack(fields))
 redis.call('HSET', seqKey, 'ended', '1')
 local frames = redis.call('XLEN', outKey)
-redis.call('XADD', outKey, '0-' .. (frames + 1), 'e', '1', unpack(fields))
+redis.call('XADD', outKey, string.format('%.0f-%.0f', frames + 1, 2 * epoch + 1), 'e', '1', unpack(fields))
+redis.call('XSETID', outKey, '18446744073709551615-18446744073709551615')
 
 for _, k in ipairs({ inKey, bufKey, outKey, endKey, epochKey, snapKey }) do
   redis.call('PEXPIRE', k, retention)
