@@ -6,7 +6,8 @@
  * - cleartext: h2c with prior knowledge when the connection opens with the HTTP/2 preface,
  *   HTTP/1.1 otherwise (node's http2.createServer has no allowHTTP1 for cleartext, so the first
  *   bytes decide).
- * The HTTP/1.1 server keeps its own connection bookkeeping (closeAllConnections, drain).
+ * The HTTP/1.1 server keeps its own connection bookkeeping (closeAllConnections, closeIdleConnections
+ * for drain, the headers timeout) although the net listener, not it, listens (trackedHttp1).
  *
  * Connection limit (GATEWAY_MAX_CONNECTIONS, README "Limits"): every accepted TCP connection
  * counts (keep-alive sockets, a BidiAppend's, an HTTP/2 session with all its streams) until it
@@ -54,7 +55,7 @@ export interface EdgeListenOptions {
 }
 
 export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Promise<EdgeListener> {
-  const http1 = createHttp1Server(handler);
+  const http1 = trackedHttp1(handler);
   // Many long-lived streams: no per-request timeout, keep-alive as usual.
   http1.requestTimeout = 0;
   http1.headersTimeout = 30_000;
@@ -116,7 +117,7 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
     async close() {
       const done = stopAccepting();
       for (const s of sessions) s.destroy();
-      http1.closeAllConnections();
+      closeTracked(http1);
       refusing?.close();
       await done;
     },
@@ -129,7 +130,7 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
  * answered, so the client opens a new connection, to this replica or another).
  */
 function refusingServers(refuse: Handler): { http1: Server; http2: Http2Server; close(): void } {
-  const http1 = createHttp1Server((req, res) => {
+  const http1 = trackedHttp1((req, res) => {
     res.setHeader("connection", "close");
     refuse(req, res);
   });
@@ -155,7 +156,26 @@ function refusingServers(refuse: Handler): { http1: Server; http2: Http2Server; 
     http2,
     close() {
       for (const s of sessions) s.destroy();
-      http1.closeAllConnections();
+      closeTracked(http1);
     },
   };
+}
+
+/**
+ * An HTTP/1.1 server that is handed its connections (it never listens itself) but tracks them
+ * as a listening one does: node starts a server's connection list and its timeout checks
+ * (headersTimeout, requestTimeout) on its "listening" event, and closeAllConnections /
+ * closeIdleConnections do nothing without them.
+ */
+function trackedHttp1(handler: Handler): Server {
+  const server = createHttp1Server(handler);
+  server.emit("listening");
+  return server;
+}
+
+/** Closes every connection of a tracked server and stops its timeout checks. */
+function closeTracked(server: Server): void {
+  server.closeAllConnections();
+  // Not listening, so close() only stops the checks (and reports ERR_SERVER_NOT_RUNNING, ignored).
+  server.close(() => undefined);
 }

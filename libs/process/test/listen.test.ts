@@ -1,4 +1,6 @@
-import { createServer, get } from "node:http";
+import { once } from "node:events";
+import { Agent, createServer, get, type IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
 import { connect } from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeServer, listen, listenEdge, type EdgeListener } from "../src/index.js";
@@ -73,6 +75,65 @@ describe("listenEdge", () => {
       expect(body).toBe("v2.0");
     } finally {
       session.destroy();
+    }
+  });
+});
+
+describe("listenEdge's HTTP/1.1 connections", () => {
+  /** A request on `agent` (keep-alive: the connection stays open afterwards); resolves with the response and its socket. */
+  const request = (url: string, agent: Agent | false) =>
+    new Promise<{ res: IncomingMessage; socket: Socket }>((resolve, reject) => {
+      const req = get(url, { agent }, (res) => resolve({ res, socket: req.socket as Socket }));
+      req.on("error", reject);
+    });
+  const body = async (res: IncomingMessage) => {
+    let text = "";
+    for await (const c of res) text += String(c);
+    return text;
+  };
+
+  it("close() closes idle keep-alive connections", async () => {
+    const edge = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined });
+    // No keep-alive timer: only close() can end the idle connection (else it would hang here).
+    edge.http1.keepAliveTimeout = 0;
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const { res, socket } = await request(`${edge.url}/x`, agent);
+      expect(await body(res)).toBe("ok");
+      const closed = once(socket, "close");
+      await edge.close();
+      await closed;
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("drain: closeIdleConnections closes idle keep-alive connections while a response in flight finishes", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const edge = await listenEdge((req, res) => {
+      if (req.url !== "/slow") return void res.end("ok");
+      res.write("first ");
+      void released.then(() => res.end("last"));
+    }, { host: "127.0.0.1", port: 0, tls: undefined });
+    edge.http1.keepAliveTimeout = 0;
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const idle = await request(`${edge.url}/x`, agent);
+      expect(await body(idle.res)).toBe("ok");
+      const slow = await request(`${edge.url}/slow`, false);
+      const slowBody = body(slow.res);
+      const idleClosed = once(idle.socket, "close");
+      const stopped = edge.stopAccepting();
+      edge.http1.closeIdleConnections();
+      await idleClosed;
+      expect(slow.socket.destroyed).toBe(false);
+      release();
+      expect(await slowBody).toBe("first last");
+      await stopped;
+    } finally {
+      agent.destroy();
+      await edge.close();
     }
   });
 });
