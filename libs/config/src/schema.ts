@@ -45,7 +45,7 @@ export const TimersSchema = z.object({
   conversationRunTtlMs: ms(6 * 60 * 60 * 1000),
   /** Embedded mode: a dispatch of a generation already started within this window is a no-op. */
   dispatchDedupeMs: ms(60_000),
-  /** Tenant retention / privacy policy lookups are cached this long. */
+  /** Tenant records (retention, privacy policy, rate and budget limits) a process reads for runs are cached this long. */
   contentPolicyCacheMs: ms(5_000),
   /**
    * A budget reservation is a lease of this length, renewed every third of it while its

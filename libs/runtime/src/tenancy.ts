@@ -5,7 +5,7 @@
 import type { ContentPolicy, RunMeter, TargetResolution } from "@byok/agent";
 import type { GatewayConfig } from "@byok/config";
 import { createRunMeter, type BudgetGuard, type LedgerSpool, type RateLimiter } from "@byok/metering";
-import type { GatewayStore } from "@byok/store";
+import { cacheTenantReads, type GatewayStore } from "@byok/store";
 import type { GatewayMetrics, Logger } from "@byok/telemetry";
 import { createStoreContentPolicy } from "./content-policy.js";
 import { ledgerMetrics } from "./ledger-metrics.js";
@@ -24,7 +24,10 @@ export function tenancyEngineDeps(opts: {
   /** The process's metrics: token and cost counters move with every ledger row written. */
   metrics?: GatewayMetrics;
 }): { meter: RunMeter; content: ContentPolicy; resolveTargets: (run: RouteAsk, tenantId: string) => Promise<TargetResolution> } {
-  const { store, config, logger } = opts;
+  const { config, logger } = opts;
+  // The run meter (rate limits, budgets) and the content policy read the run's tenant: one
+  // statement per tenant per GATEWAY_CONTENT_POLICY_CACHE_MS instead of one per read.
+  const store: GatewayStore = { ...opts.store, tenants: cacheTenantReads(opts.store.tenants, config.timers.contentPolicyCacheMs) };
   return {
     meter: createRunMeter({
       store,
@@ -41,7 +44,7 @@ export function tenancyEngineDeps(opts: {
       },
       onError: (err, where, ref) => logger.error({ err: errorName(err), where, ...(ref ? { tenant: ref.tenantId, requestId: ref.requestId } : {}) }, "metering failed"),
     }),
-    content: createStoreContentPolicy(store, { cacheMs: config.timers.contentPolicyCacheMs }),
+    content: createStoreContentPolicy(store),
     resolveTargets: createTenantTargetResolver({
       store,
       env: opts.env,

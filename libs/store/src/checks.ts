@@ -19,6 +19,6 @@ export function appendTarget(entries: readonly NewHistoryEntry[]): { tenantId: s
 export function assertBlobId(blobId: Uint8Array, data: Uint8Array): void {
   const digest = createHash("sha256").update(data).digest();
   if (blobId.length !== digest.length || !digest.equals(blobId)) {
-    throw new StoreError("blob_hash_mismatch", "putBlob: blob id is not the SHA-256 of the data");
+    throw new StoreError("blob_hash_mismatch", "putBlobs: blob id is not the SHA-256 of the data");
   }
 }

@@ -62,23 +62,20 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
           .values({ tenantId, conversationId })
           .onConflictDoUpdate({ target: conversationKey, set: { updatedAt: sql`now()` } });
 
+        // One read (after the lock above): the conversation's last seq, and the rows already
+        // stored under the entries' dedupe keys (left-joined, so the max comes back without any).
         const keys = [...new Set(entries.map(dedupeKeyOf).filter((k): k is string => k !== null))];
         const stored = new Map<string, HistoryRow>();
-        if (keys.length > 0) {
-          const rows = await tx
-            .select()
-            .from(history)
-            .where(and(historyOf(tenantId, conversationId), inArray(history.dedupeKey, keys)));
-          for (const r of rows) {
-            if (r.dedupeKey !== null) stored.set(dedupeIdentity(r.requestId, r.generation, r.dedupeKey), r);
-          }
+        const last = tx.$with("last").as(tx.select({ seq: max(history.seq).as("last_seq") }).from(history).where(historyOf(tenantId, conversationId)));
+        const read = await tx
+          .with(last)
+          .select({ lastSeq: last.seq, row: history })
+          .from(last)
+          .leftJoin(history, keys.length > 0 ? and(historyOf(tenantId, conversationId), inArray(history.dedupeKey, keys)) : sql`false`);
+        for (const { row: r } of read) {
+          if (r?.dedupeKey != null) stored.set(dedupeIdentity(r.requestId, r.generation, r.dedupeKey), r);
         }
-
-        const [last] = await tx
-          .select({ seq: max(history.seq) })
-          .from(history)
-          .where(historyOf(tenantId, conversationId));
-        let next = (last?.seq ?? -1) + 1;
+        let next = (read[0]?.lastSeq ?? -1) + 1;
 
         // For each input, the seq it ends up at: an earlier row (deduplicated) or a new one.
         const seqs: number[] = [];
@@ -151,10 +148,14 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return record satisfies CheckpointRecord;
     },
 
-    async putBlob(tenantId, blobId, data) {
-      assertBlobId(blobId, data);
-      // Same id means same bytes, so a repeat put has nothing to change.
-      await db.insert(blobs).values({ tenantId, blobId, data }).onConflictDoNothing();
+    async putBlobs(tenantId, puts) {
+      for (const b of puts) assertBlobId(b.id, b.data);
+      if (puts.length === 0) return;
+      // Same id means same bytes, so a repeat put (or a repeat within the batch) changes nothing.
+      await db
+        .insert(blobs)
+        .values(puts.map((b) => ({ tenantId, blobId: b.id, data: b.data })))
+        .onConflictDoNothing();
     },
 
     async getBlob(tenantId, blobId) {

@@ -4,7 +4,7 @@
  * as the driver raised it.
  */
 export type StoreErrorCode =
-  /** putBlob: blob_id is not the SHA-256 of the data (or not 32 bytes). Permanent: do not retry. */
+  /** putBlobs: blob_id is not the SHA-256 of the data (or not 32 bytes). Permanent: do not retry. */
   | "blob_hash_mismatch"
   /** A caller broke a documented precondition (e.g. one appendHistory call spanning two conversations). */
   | "invalid_argument"

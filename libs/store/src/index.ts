@@ -8,7 +8,7 @@ import { openPostgres } from "./drivers/postgres.js";
 import type { StoreOptions } from "./options.js";
 import type { GatewayStore } from "./types.js";
 
-export type { CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
+export type { BlobPut, CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
 export type {
   ApiKeyRecord,
   ApiKeyScope,
@@ -49,6 +49,7 @@ export type {
 export type { CommonStoreOptions, StoreOptions } from "./options.js";
 export { StoreError, isStoreError, isStoreUnavailable, type StoreErrorCode } from "./errors.js";
 export { knownMigrations } from "./migrations.js";
+export { cacheTenantReads } from "./tenancy/cached-tenants.js";
 export { contentStore, type ContentMode, type HeldContent, type RunContent } from "./content/ephemeral.js";
 export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";
 export { KekError, type KekErrorCode, type KeyEncryptionKey, type SealedSecret } from "./crypto/kek.js";

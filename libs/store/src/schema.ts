@@ -99,7 +99,7 @@ export const blobs = pgTable(
   "blobs",
   {
     tenantId: text("tenant_id").notNull(),
-    /** SHA-256 of `data`, 32 bytes (checked by putBlob and by a CHECK constraint). */
+    /** SHA-256 of `data`, 32 bytes (checked by putBlobs and by a CHECK constraint). */
     blobId: bytea("blob_id").notNull(),
     data: bytea("data").notNull(),
     createdAt: createdAt(),

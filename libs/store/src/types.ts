@@ -99,16 +99,22 @@ export interface Store {
   latestCheckpoint(tenantId: string, conversationId: string): Promise<CheckpointRecord | undefined>;
 
   /**
-   * Content-addressed blobs: id = SHA-256 of the bytes (verified on put). A mismatching or
-   * non-32-byte id throws StoreError "blob_hash_mismatch" and stores nothing; putting the same
-   * blob again is a no-op.
+   * Content-addressed blobs: id = SHA-256 of the bytes (verified on put). Several at once are
+   * one statement (a checkpoint's blobs). A mismatching or non-32-byte id throws StoreError
+   * "blob_hash_mismatch" and stores none of them; putting the same blob again is a no-op.
    */
-  putBlob(tenantId: string, blobId: Uint8Array, data: Uint8Array): Promise<void>;
+  putBlobs(tenantId: string, blobs: readonly BlobPut[]): Promise<void>;
   getBlob(tenantId: string, blobId: Uint8Array): Promise<Uint8Array | undefined>;
 
   /** Applied migration names, in order (for health and tests). */
   migrations(): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** One blob to store: its id (SHA-256 of `data`) and bytes. */
+export interface BlobPut {
+  id: Uint8Array;
+  data: Uint8Array;
 }
 
 /**

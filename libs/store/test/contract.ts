@@ -316,19 +316,27 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
       it("stores by SHA-256 and returns the same bytes; unknown ids are undefined", async () => {
         const { tenant } = ids();
         const data = new Uint8Array([5, 4, 3, 2, 1, 0]);
-        await store.putBlob(tenant, sha256(data), data);
+        await store.putBlobs(tenant, [{ id: sha256(data), data }]);
         const got = await store.getBlob(tenant, sha256(data));
         expect(got).toBeInstanceOf(Uint8Array);
         expect(Array.from(got ?? [])).toEqual(Array.from(data));
         expect(await store.getBlob(tenant, sha256(new Uint8Array([7])))).toBeUndefined();
       });
 
-      it("is idempotent on a repeated put, including the empty blob", async () => {
+      it("is idempotent on a repeated put, including the empty blob and a repeat within one put", async () => {
         const { tenant } = ids();
         const empty = new Uint8Array(0);
-        await store.putBlob(tenant, sha256(empty), empty);
-        await store.putBlob(tenant, sha256(empty), empty);
+        await store.putBlobs(tenant, [{ id: sha256(empty), data: empty }]);
+        await store.putBlobs(tenant, [{ id: sha256(empty), data: empty }, { id: sha256(empty), data: empty }]);
+        await store.putBlobs(tenant, []);
         expect((await store.getBlob(tenant, sha256(empty)))?.length).toBe(0);
+      });
+
+      it("stores several blobs in one put", async () => {
+        const { tenant } = ids();
+        const blobs = [new Uint8Array([1]), new Uint8Array([2, 2]), new Uint8Array(3000).fill(3)];
+        await store.putBlobs(tenant, blobs.map((data) => ({ id: sha256(data), data })));
+        for (const data of blobs) expect(Array.from((await store.getBlob(tenant, sha256(data))) ?? [])).toEqual(Array.from(data));
       });
 
       it("rejects an id that is not the SHA-256 of the data, storing nothing", async () => {
@@ -336,10 +344,15 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         const data = new Uint8Array([1, 2, 3]);
         const wrong = sha256(new Uint8Array([3, 2, 1]));
         for (const id of [wrong, sha256(data).subarray(0, 16), new Uint8Array(0)]) {
-          const err = await store.putBlob(tenant, id, data).catch((e: unknown) => e);
+          const err = await store.putBlobs(tenant, [{ id, data }]).catch((e: unknown) => e);
           expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
         }
         expect(await store.getBlob(tenant, wrong)).toBeUndefined();
+        // One bad blob in a put: none of them is stored.
+        const good = new Uint8Array([9, 9]);
+        const err = await store.putBlobs(tenant, [{ id: sha256(good), data: good }, { id: wrong, data }]).catch((e: unknown) => e);
+        expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
+        expect(await store.getBlob(tenant, sha256(good))).toBeUndefined();
       });
     });
 
@@ -353,7 +366,7 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         await store.upsertConversation(a, conv, { owner: "a" });
         await store.appendHistory([entry(a, conv, { body: { dedupeKey: "k", secret: "a" } }), entry(a, conv)]);
         await store.saveCheckpoint({ tenantId: a, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
-        await store.putBlob(a, sha256(blob), blob);
+        await store.putBlobs(a, [{ id: sha256(blob), data: blob }]);
 
         expect(await store.getConversation(b, conv)).toBeUndefined();
         expect(await store.listHistory(b, conv)).toEqual([]);

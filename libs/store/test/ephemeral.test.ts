@@ -35,7 +35,7 @@ describe("ephemeral content store over a database store", () => {
     await store.upsertConversation(tenant, conv, { mode: "agent" });
     await store.appendHistory([entry(tenant, conv)]);
     await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
-    await store.putBlob(tenant, sha256(blob), blob);
+    await store.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);
     expect(await store.listHistory(tenant, conv)).toHaveLength(1);
     expect(Array.from((await store.getBlob(tenant, sha256(blob)))!)).toEqual([9, 9]);
     expect(await db.listHistory(tenant, conv)).toEqual([]);
@@ -49,7 +49,7 @@ describe("ephemeral content store over a database store", () => {
     const { tenant, conv } = ids();
     const blob = new Uint8Array([1, 2, 3]);
     await db.appendHistory([entry(tenant, conv, { kind: "user", body: { text: "stored" } }), entry(tenant, conv, { body: { text: "stored" } })]);
-    await db.putBlob(tenant, sha256(blob), blob);
+    await db.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);
     await db.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r0", generation: 1, state: new Uint8Array([7]) });
     const { store } = contentStore(db, "ephemeral");
     const [added] = await store.appendHistory([entry(tenant, conv, { requestId: "r2" })]);

@@ -191,7 +191,7 @@ async function writeSample(store: Store): Promise<void> {
     { tenantId: SAMPLE.tenant, conversationId: SAMPLE.conv, requestId: "r", generation: 1, turn: 0, kind: "user", body: { text: "hi" }, interrupted: false },
   ]);
   await store.saveCheckpoint({ tenantId: SAMPLE.tenant, conversationId: SAMPLE.conv, requestId: "r", generation: 1, state: new Uint8Array([7]) });
-  await store.putBlob(SAMPLE.tenant, createHash("sha256").update(SAMPLE.blob).digest(), SAMPLE.blob);
+  await store.putBlobs(SAMPLE.tenant, [{ id: createHash("sha256").update(SAMPLE.blob).digest(), data: SAMPLE.blob }]);
 }
 
 async function expectSample(store: Store): Promise<void> {

@@ -37,8 +37,8 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       return;
     case "store_blobs":
       if (!ctx.state.run) return;
-      // Together, so the set_blob_args behind them leave after one store round trip, not one per blob.
-      await Promise.all(eff.blobs.map((b) => ctx.content.putBlob(ctx.ref.tenantId, b.id, b.data)));
+      // One statement for all of them, so the set_blob_args behind them leave after one store round trip.
+      await ctx.content.putBlobs(ctx.ref.tenantId, eff.blobs);
       return;
     case "tool_timer":
       ctx.after(eff.ms, { type: "tool_timeout", callId: eff.callId, bridgeId: eff.bridgeId });

@@ -109,9 +109,9 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
     },
     // No checkpoint of this run is kept; a stored one of an earlier, non-ephemeral turn is still read.
     async saveCheckpoint(): Promise<void> {},
-    async putBlob(tenantId, blobId, data): Promise<void> {
-      assertBlobId(blobId, data);
-      blobs.set(blobKey(tenantId, blobId), data);
+    async putBlobs(tenantId, puts): Promise<void> {
+      for (const b of puts) assertBlobId(b.id, b.data);
+      for (const b of puts) blobs.set(blobKey(tenantId, b.id), b.data);
     },
     async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
       return blobs.get(blobKey(tenantId, blobId)) ?? store.getBlob(tenantId, blobId);
