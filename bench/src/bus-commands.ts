@@ -2,11 +2,11 @@
 // private redis-server (INFO commandstats, script-internal calls included) — a count, so the
 // machine's load does not move it. One paced turn as the engine and a RunSSE reader drive it:
 // every frame is one append (the run snapshot due every BENCH_SNAPSHOT_EVERY-th frame, as the
-// 250 ms snapshot interval does for deltas 50 ms apart), and the reader reads after each
-// wake-up. Not a test.
+// 250 ms snapshot interval does for deltas 50 ms apart), and the reader, after each wake-up,
+// takes the frame the wake-up carried or reads (as RunSSE does). Not a test.
 //   BENCH_FRAMES (600)  BENCH_SNAPSHOT_EVERY (5)  BENCH_SNAPSHOT_SEPARATE=1 (saveSnapshot after
 //   the append, as the engine did before the snapshot rode in the append: the A side of an A/B)
-import { createRedisBus, type Bus } from "@byok/bus";
+import { createRedisBus, type Bus, type CarriedOutput } from "@byok/bus";
 import { Redis } from "ioredis";
 import { callDelta, redisCommandCalls } from "./scenarios.js";
 import { startRedis } from "./services.js";
@@ -26,15 +26,33 @@ try {
   const epoch = await bus.claim(ref, 1);
   const frame = new Uint8Array(40).fill(7);
   const snapshot = new Uint8Array(600).fill(8);
+  // The reader's wake-ups: what each carried (undefined: a plain one).
+  const wakes: (CarriedOutput | undefined)[] = [];
+  let woken: (() => void) | undefined;
+  const stop = bus.watch(ref, (carried) => {
+    wakes.push(carried);
+    woken?.();
+  });
+  const nextWake = () => (wakes.length > 0 ? Promise.resolve() : new Promise<void>((r) => (woken = r)));
+  await nextWake(); // the subscription's confirmation
+  wakes.length = 0;
   let read = 0;
+  let carriedFrames = 0;
   const before = await redisCommandCalls(admin);
   for (let i = 0; i < FRAMES; i++) {
     const withSnapshot = i % SNAPSHOT_EVERY === SNAPSHOT_EVERY - 1;
     const r = await bus.appendOutput(ref, 1, epoch, [frame], {}, withSnapshot && !SEPARATE ? snapshot : undefined);
     if (!r.ok) throw new Error(`append refused: ${r.reason}`);
     if (withSnapshot && SEPARATE && !(await bus.saveSnapshot(ref, 1, epoch, snapshot))) throw new Error("snapshot refused");
-    read += (await bus.readOutput(ref, 1, read, 256)).entries.length;
+    await nextWake();
+    const got = wakes.splice(0);
+    const entries = got.every((c) => c !== undefined) ? got.flatMap((c) => c!.entries).filter((e) => e.index >= read) : undefined;
+    if (entries && entries.length > 0 && entries.every((e, k) => e.index === read + k)) {
+      read += entries.length;
+      carriedFrames += entries.length;
+    } else read += (await bus.readOutput(ref, 1, read, 256)).entries.length;
   }
+  stop();
   await bus.endOutput(ref, 1, epoch, { ok: true });
   const last = await bus.readOutput(ref, 1, read, 256);
   if (!last.end || read !== FRAMES) throw new Error("the reader did not get every frame and the end");
@@ -46,6 +64,7 @@ try {
         snapshotEvery: SNAPSHOT_EVERY,
         snapshot: SEPARATE ? "separate saveSnapshot" : "carried by the append",
         commandsPerFrame: round(d.total / FRAMES, 3),
+        framesTakenFromWakeUps: carriedFrames,
         byCommandPerFrame: Object.fromEntries(Object.entries(d.byCommand).map(([k, v]) => [k, round(v / FRAMES, 3)])),
       },
       null,

@@ -64,6 +64,12 @@ export interface OutputEntry {
   appendedAt: number;
 }
 
+/** The frames a wake-up carried: just appended to `generation`, in order, exactly as stored. */
+export interface CarriedOutput {
+  generation: number;
+  entries: OutputEntry[];
+}
+
 export interface GenerationInfo {
   generation: number;
   ended: boolean;
@@ -111,9 +117,11 @@ export interface Bus {
 
   /**
    * Calls `onChange` (coalesced, possibly spuriously) whenever the request's output, end or
-   * generation may have changed. Readers re-read after each call; nothing is carried in it.
+   * generation may have changed. Readers re-read after each call, unless it carries exactly the
+   * entries they would read next (`carried`: the Redis bus sends a lone appended frame along
+   * with its wake-up, so a reader that is up to date needs no read for it).
    */
-  watch(ref: RequestRef, onChange: () => void): Unsubscribe;
+  watch(ref: RequestRef, onChange: (carried?: CarriedOutput) => void): Unsubscribe;
 
   /**
    * Registers a live reader of the request, visible to every process (reconnect grace).

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestKeys, type Bus, type RequestRef } from "../src/index.js";
+import { requestKeys, type Bus, type CarriedOutput, type RequestRef } from "../src/index.js";
 import { CONTRACT_OPTIONS } from "./contract.js";
 import { REDIS_URL, deleteKeys, openBus, uniquePrefix, waitFor } from "./redis-harness.js";
 
@@ -58,6 +58,28 @@ describe("Redis bus: infrastructure", () => {
     const read = await b.bus.readOutput(r, 1, 0, 10);
     expect(read.entries.map((x) => [x.index, new TextDecoder().decode(x.frame)])).toEqual([[0, "a"], [1, "b"]]);
     expect(read.end).toEqual({ ok: true });
+  });
+
+  it("carries a lone appended frame in its wake-up, exactly as stored; batches wake without frames", async () => {
+    const r = ref();
+    const got: (CarriedOutput | undefined)[] = [];
+    const stop = b.bus.watch(r, (c) => got.push(c));
+    await a.bus.appendInput(r, 1n, bytes("x"), {});
+    await waitFor(async () => got.length > 0); // the subscription's confirmation (and the new generation)
+    const e = await a.bus.claim(r, 1);
+    const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+    got.length = 0;
+    const frame = new Uint8Array([0, 255, 1, 254, 0x4f]);
+    await a.bus.appendOutput(r, 1, e, [frame], trace);
+    await a.bus.appendOutput(r, 1, e, [bytes("with a snapshot")], trace, bytes("snap"));
+    await a.bus.appendOutput(r, 1, e, [bytes("b1"), bytes("b2")], trace);
+    await waitFor(async () => got.length >= 3);
+    stop();
+    const stored = (await a.bus.readOutput(r, 1, 0, 10)).entries;
+    expect(got[0]).toEqual({ generation: 1, entries: [stored[0]] });
+    expect(got[1]).toEqual({ generation: 1, entries: [stored[1]] });
+    expect(got[2]).toBeUndefined();
+    expect([...got[0]!.entries[0]!.frame]).toEqual([...frame]);
   });
 
   it("maps every key and the wake channel of a request to one cluster slot", () => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Bus, GenerationInfo, RequestRef } from "@byok/bus";
+import type { Bus, CarriedOutput, GenerationInfo, OutputEntry, OutputRead, RequestRef } from "@byok/bus";
 import { HEARTBEAT_FRAME, storedEndStream } from "@byok/protocol";
 import { encodeEndStream } from "@byok/wire";
 import { ConnectError } from "@connectrpc/connect";
@@ -57,7 +57,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
     if (Number.isNaN(headers.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
     const ref: RequestRef = { tenantId: principal.tenantId, requestId };
     const wake = new Wakeup();
-    const unwatch = deps.bus.watch(ref, () => wake.notify());
+    const unwatch = deps.bus.watch(ref, (carried) => wake.notify(carried));
     let leave: (() => Promise<void>) | undefined;
     let lastSent = Date.now();
     deps.metrics.runSseOpen.inc();
@@ -114,12 +114,21 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       let index = headers.resumeAfter ?? 0;
       let batch = FIRST_READ_BATCH;
       let largest = 0;
+      // Read at first and after a full page; otherwise only when the wake-ups since did not
+      // carry exactly the frames that come next.
+      let mustRead = true;
       while (!signal.aborted) {
-        wake.clear();
-        const max = batch;
-        const read = await guard(() => deps.bus.readOutput(ref, generation, index, max));
+        const next = mustRead ? undefined : carriedFrom(wake.take(), generation, index);
+        if (mustRead) wake.clear();
+        let read: OutputRead = { entries: next ?? [] };
+        let full = false;
+        if (!next) {
+          const max = batch;
+          read = await guard(() => deps.bus.readOutput(ref, generation, index, max));
+          full = read.entries.length >= max;
+        }
         for (const e of read.entries) if (e.frame.byteLength > largest) largest = e.frame.byteLength;
-        batch = nextReadBatch(batch, read.entries.length, largest, deps.limits.readBatchBytes);
+        if (!next) batch = nextReadBatch(batch, read.entries.length, largest, deps.limits.readBatchBytes);
         for (const e of read.entries) {
           index = e.index + 1;
           if (!linked) {
@@ -140,11 +149,15 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         }
         // A full page may have more behind it; a shorter one read everything there was, and what
         // came after the read has woken `wake` already (it was cleared before the read).
-        if (read.entries.length >= max) continue;
+        mustRead = full;
+        if (full) continue;
         const quiet = Date.now() - lastSent;
         if (quiet >= deps.timers.heartbeatMs) {
           yield HEARTBEAT_FRAME;
           lastSent = Date.now();
+          // A read per heartbeat even without wake-ups: a bus that went away (no wake-up says
+          // so) ends the stream `unavailable` instead of leaving it waiting.
+          mustRead = true;
           continue;
         }
         await wake.wait(deps.timers.heartbeatMs - quiet, signal);
@@ -165,6 +178,27 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       if (leave) await leave().catch((err: unknown) => log.warn({ err }, "could not remove reader"));
     }
   };
+}
+
+/**
+ * The frames the wake-ups carried that come next for a reader of `generation` at `index`
+ * (already read ones dropped): [] when none did, undefined when a read is needed (a wake-up
+ * without its frames, or a gap).
+ */
+function carriedFrom(carried: CarriedOutput[] | undefined, generation: number, index: number): OutputEntry[] | undefined {
+  if (!carried) return undefined;
+  const out: OutputEntry[] = [];
+  let expected = index;
+  for (const c of carried) {
+    if (c.generation !== generation) continue;
+    for (const e of c.entries) {
+      if (e.index < expected) continue;
+      if (e.index !== expected) return undefined;
+      out.push(e);
+      expected++;
+    }
+  }
+  return out;
 }
 
 /** Bus failures become `unavailable` with a message a person can act on. */

@@ -1,7 +1,7 @@
 // Stream entry ↔ bus entry mapping. Payloads stay Buffers end to end (never utf8-decoded).
 import type { TraceCarrier } from "@byok/telemetry";
 import { decodeEntryMeta } from "../entry-meta.js";
-import type { EndStatus, InputEntry, OutputEntry } from "../types.js";
+import type { CarriedOutput, EndStatus, InputEntry, OutputEntry } from "../types.js";
 
 export type StreamEntry = [id: Buffer, fields: Buffer[]];
 
@@ -102,4 +102,33 @@ export function toEndStatus(hash: Record<string, Buffer>): EndStatus | undefined
 
 export function toBuffer(b: Uint8Array): Buffer {
   return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * The wake-up of a lone appended frame, carrying it: "O", generation (u32), index (u32),
+ * appended-at (f64 ms), trace length (u32), trace JSON, frame bytes (libs/bus/README.md
+ * "Connections and wake-ups"). Any other message is a plain wake-up.
+ */
+export function encodeCarried(generation: number, index: number, appendedAt: number, trace: string, frame: Uint8Array): Buffer {
+  const traceBytes = Buffer.from(trace, "utf8");
+  const head = Buffer.allocUnsafe(21);
+  head.write("O", 0, "latin1");
+  head.writeUInt32BE(generation, 1);
+  head.writeUInt32BE(index, 5);
+  head.writeDoubleBE(appendedAt, 9);
+  head.writeUInt32BE(traceBytes.byteLength, 17);
+  return Buffer.concat([head, traceBytes, toBuffer(frame)]);
+}
+
+export function decodeCarried(message: Buffer): CarriedOutput | undefined {
+  if (message.byteLength < 21 || message[0] !== 0x4f) return undefined;
+  const traceEnd = 21 + message.readUInt32BE(17);
+  if (traceEnd > message.byteLength) return undefined;
+  const entry: OutputEntry = {
+    index: message.readUInt32BE(5),
+    frame: bytes(message.subarray(traceEnd)),
+    trace: decodeTrace(message.subarray(21, traceEnd)),
+    appendedAt: message.readDoubleBE(9),
+  };
+  return { generation: message.readUInt32BE(1), entries: [entry] };
 }

@@ -7,7 +7,7 @@ import type {
 } from "../types.js";
 import { encodeEntryMeta } from "../entry-meta.js";
 import {
-  encodeTrace, inputIdOfIndex, outputIdOf, outputStartOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry,
+  encodeCarried, encodeTrace, inputIdOfIndex, outputIdOf, outputStartOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry,
 } from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
 import { conversationChannel, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
@@ -16,6 +16,9 @@ import {
   markConversationRunScript, readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
 } from "./script-specs.js";
 import { createWakeups } from "./wakeups.js";
+
+/** Frames up to this size ride in their wake-up (larger ones: readers read them, Redis sends them once). */
+const MAX_CARRIED_FRAME_BYTES = 64 * 1024;
 
 /** Redis refused an XADD for its id: at or below the stream's last id (fenced, ended, or a wrong index). */
 function isIdRefusal(err: unknown): boolean {
@@ -239,7 +242,8 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           );
           if (added) {
             own(owned, known + 1);
-            await cmd.publish(k.channel, "o");
+            // The wake-up carries the frame: a reader that is up to date needs no XRANGE for it.
+            await cmd.publish(k.channel, frame.byteLength <= MAX_CARRIED_FRAME_BYTES ? encodeCarried(generation, known, appendedAt, encodedTrace, frame) : "o");
             return { ok: true as const, nextIndex: known + 1 };
           }
         }
@@ -248,6 +252,10 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           args: {
             generation, epoch, maxOutput: opts.maxOutputFrames, channel: k.channel, trace: encodedTrace, appendedAt,
             snapshot: snapshot ? toBuffer(snapshot) : "", index: known ?? -1,
+            carried:
+              frames.length === 1 && frame && known !== undefined && frame.byteLength <= MAX_CARRIED_FRAME_BYTES
+                ? encodeCarried(generation, known, appendedAt, encodedTrace, frame)
+                : "",
           },
           rest: frames.map(toBuffer),
         });

@@ -43,11 +43,11 @@ function decodeFencedWrite(reply: unknown, script: string): FencedWriteReply {
   throw new Error(`${script}: unknown refusal ${reason}`);
 }
 
-export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output" | "snapshot", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt" | "snapshot" | "index", FencedWriteReply, true> = {
+export const appendOutputScript: ScriptSpec<"seq" | "epoch" | "end" | "output" | "snapshot", "generation" | "epoch" | "maxOutput" | "channel" | "trace" | "appendedAt" | "snapshot" | "index" | "carried", FencedWriteReply, true> = {
   command: "byokBusAppendOutput",
   lua: lua("append-output.lua"),
   keys: ["seq", "epoch", "end", "output", "snapshot"],
-  args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt", "snapshot", "index"],
+  args: ["generation", "epoch", "maxOutput", "channel", "trace", "appendedAt", "snapshot", "index", "carried"],
   rest: true,
   decode(reply) {
     return decodeFencedWrite(reply, this.command);

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import type { Unsubscribe } from "../types.js";
+import type { CarriedOutput, Unsubscribe } from "../types.js";
+import { decodeCarried } from "./codec.js";
 
 /**
  * What a wake-up is about, by its message: "i" input delivered, "r" the last reader left,
@@ -10,7 +11,8 @@ export type WakeKind = "input" | "output" | "readers" | "conversation";
 
 const KIND_OF_MESSAGE: Record<string, WakeKind> = { i: "input", r: "readers", c: "conversation" };
 
-type ChannelListeners = Record<WakeKind, Set<() => void>>;
+type Listener = (carried?: CarriedOutput) => void;
+type ChannelListeners = Record<WakeKind, Set<Listener>>;
 
 const noListeners = (): ChannelListeners => ({ input: new Set(), output: new Set(), readers: new Set(), conversation: new Set() });
 const listenerCount = (l: ChannelListeners): number => l.input.size + l.output.size + l.readers.size + l.conversation.size;
@@ -20,13 +22,14 @@ const listenerCount = (l: ChannelListeners): number => l.input.size + l.output.s
  * (docs/architecture.md property 6): one SUBSCRIBE per request channel with local listeners,
  * reference-counted (UNSUBSCRIBE when the last local listener leaves).
  *
- * Wake-ups carry nothing; readers re-read after each one. Two moments wake every listener of a
+ * Wake-ups carry nothing but a lone appended frame ("O…", decodeCarried); readers re-read
+ * after the others. Two moments wake every listener of a
  * channel without a message, so no write can fall between a reader's read and its
  * subscription: when the SUBSCRIBE is confirmed, and after a reconnect (messages published
  * while the connection was down are lost, the streams are not).
  */
 export interface Wakeups {
-  listen(channel: string, kind: WakeKind, fn: () => void): Unsubscribe;
+  listen(channel: string, kind: WakeKind, fn: Listener): Unsubscribe;
   /** Channels with local listeners (tests, metrics). */
   channels(): number;
   close(): void;
@@ -36,9 +39,9 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
   const byChannel = new Map<string, ChannelListeners>();
   let closed = false;
 
-  const call = (fn: () => void) => {
+  const call = (fn: Listener, carried?: CarriedOutput) => {
     try {
-      fn();
+      fn(carried);
     } catch (err) {
       onError(err instanceof Error ? err : new Error(String(err)));
     }
@@ -62,11 +65,13 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
     );
   };
 
-  sub.on("message", (channel: string, message: string) => {
-    const l = byChannel.get(channel);
+  sub.on("messageBuffer", (channelBytes: Buffer, message: Buffer) => {
+    const l = byChannel.get(channelBytes.toString("utf8"));
     if (!l) return;
-    const set = l[KIND_OF_MESSAGE[message] ?? "output"];
-    for (const fn of [...set]) call(fn);
+    // "O…": an output wake-up carrying the frame it announces.
+    const carried = decodeCarried(message);
+    const set = l[carried ? "output" : (KIND_OF_MESSAGE[message.toString("latin1")] ?? "output")];
+    for (const fn of [...set]) call(fn, carried);
   });
   // First connection and every reconnect: (re)subscribe every channel with listeners.
   sub.on("ready", () => subscribe([...byChannel.keys()]));
@@ -78,7 +83,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
       if (!l) byChannel.set(channel, (l = noListeners()));
       const set = l[kind];
       // One registration per call even if the same function is passed twice.
-      const entry = () => fn();
+      const entry: Listener = (carried) => fn(carried);
       set.add(entry);
       if (fresh && sub.status === "ready") subscribe([channel]);
       let done = false;

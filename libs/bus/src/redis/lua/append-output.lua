@@ -21,7 +21,9 @@
     3. Cap: XLEN + #frames > max output frames -> "cap", nothing written (a live stream is
        never trimmed: that would break replay).
     4. XADD each frame at XLEN onwards.
-  Then (both paths): SET the snapshot when ARGV[7] is not empty; PUBLISH "o".
+  Then (both paths): SET the snapshot when ARGV[7] is not empty; PUBLISH ARGV[9] (the caller's
+  wake-up carrying the frame, for a lone frame at the known index) when the fast path appended
+  it, else "o".
   Fields: f = frame bytes, t = trace JSON, a = the writer's clock in ms.
 
   KEYS[1] seq hash          <prefix>:req:{t:r}:seq
@@ -38,7 +40,8 @@
   ARGV[6] appended-at, ms since the epoch (the writer's clock)
   ARGV[7] run snapshot (bytes), or "" for none
   ARGV[8] index of the first frame as the caller knows it, or -1
-  ARGV[9..] frames (bytes), at least one
+  ARGV[9] wake-up carrying the frame (bytes) when one frame is appended at ARGV[8], or ""
+  ARGV[10..] frames (bytes), at least one
 
   Returns
     {1, nextIndex}           appended; nextIndex = number of frames in the stream
@@ -55,26 +58,28 @@ local trace = ARGV[5]
 local appendedAt = ARGV[6]
 local snapshot = ARGV[7]
 local known = tonumber(ARGV[8])
-local count = #ARGV - 8
+local carried = ARGV[9]
+local count = #ARGV - 9
 local seqPart = string.format('%.0f', 2 * epoch + 1)
 
 local function idOf(index)
   return string.format('%.0f', index + 1) .. '-' .. seqPart
 end
 
-local function finish(len)
+local function finish(len, wake)
   if snapshot ~= '' then redis.call('SET', snapKey, snapshot) end
-  redis.call('PUBLISH', channel, 'o')
+  redis.call('PUBLISH', channel, wake)
   return { 1, len }
 end
 
 if known >= 0 and known + count <= maxOutput then
-  local first = redis.pcall('XADD', outKey, idOf(known), 'f', ARGV[9], 't', trace, 'a', appendedAt)
+  local first = redis.pcall('XADD', outKey, idOf(known), 'f', ARGV[10], 't', trace, 'a', appendedAt)
   if type(first) ~= 'table' or not first.err then
     for i = 2, count do
-      redis.call('XADD', outKey, idOf(known + i - 1), 'f', ARGV[8 + i], 't', trace, 'a', appendedAt)
+      redis.call('XADD', outKey, idOf(known + i - 1), 'f', ARGV[9 + i], 't', trace, 'a', appendedAt)
     end
-    return finish(known + count)
+    if count == 1 and carried ~= '' then return finish(known + count, carried) end
+    return finish(known + count, 'o')
   end
 end
 
@@ -91,7 +96,7 @@ end
 local len = redis.call('XLEN', outKey)
 if len + count > maxOutput then return { 0, 'cap' } end
 for i = 1, count do
-  redis.call('XADD', outKey, idOf(len), 'f', ARGV[8 + i], 't', trace, 'a', appendedAt)
+  redis.call('XADD', outKey, idOf(len), 'f', ARGV[9 + i], 't', trace, 'a', appendedAt)
   len = len + 1
 end
-return finish(len)
+return finish(len, 'o')
