@@ -236,6 +236,14 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     const stored = decodeFrames(await xrangeFrames(c.redis, c.keyPrefix, { tenantId: "default", requestId }, 1));
     expect(encodeFrames(t.read), requestId).toEqual(encodeFrames(stored));
     counts.framesChecked += stored.length;
+    // The user got the whole answer: the text after the last server notice (a re-run after a
+    // takeover starts over after one) is every chunk the model streamed, in order.
+    const texts = t.read.flatMap((m) =>
+      m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta" ? [m.message.value.message.value] : [],
+    );
+    const lastNotice = texts.findLastIndex((d) => d.isServerNotice);
+    const answer = texts.slice(lastNotice + 1).map((d) => d.text).join("");
+    expect(answer, `${requestId}: the whole answer after the last notice`).toBe(Array.from({ length: p.chunks }, (_, k) => `t${k} `).join(""));
     // Every provider request of the turn carried the full prompt; after the tool result, every pass carried it too.
     const mine = c.sim.requests.filter((r) => r.rawBody.includes(turnTag(p.n)));
     for (const r of mine) expect(r.rawBody, requestId).toContain(p.prompt);
