@@ -65,10 +65,11 @@ describe("ingress faults (real processes)", () => {
     // The streams are not awaited one by one: they are open once the replica subscribed each
     // request's wake channel.
     const opened = Array.from({ length: 500 }, (_, i) => client.runSse(`idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
+    // Generous: each stream is authenticated and subscribed on a machine shared with other suites.
     const subscribed = await waitFor(async () => {
       const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*idle-*`)) as string[];
       return chans.length >= 500 ? chans.length : undefined;
-    }, 30_000, "500 wake channels subscribed");
+    }, 120_000, "500 wake channels subscribed");
     expect(subscribed).toBeGreaterThanOrEqual(500);
     expect(await countConns()).toBe(before);
     expect(before).toBe(3); // bus command + bus subscriber + queue producer
@@ -76,7 +77,7 @@ describe("ingress faults (real processes)", () => {
     await Promise.all(opened);
     replica.signal("SIGKILL");
     await replica.exited;
-  });
+  }, 180_000);
 
   it("kill -9 of the ingress serving a RunSSE: the client reconnects to the other replica and gets every frame", async () => {
     c.sim.enqueue({ text: Array.from({ length: 30 }, (_, i) => `k${i} `), chunkDelayMs: 80 });
