@@ -123,8 +123,9 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
       ...init,
     };
     plans.set(n, p);
-    // One script per provider request, whichever turn sends it (re-runs after takeovers included).
-    c.sim.enqueue(script, script, script, script);
+    // One script per provider request, whichever turn sends it: a turn's passes and a re-run
+    // after each kill of a worker it may have been running on.
+    c.sim.enqueue(...Array.from({ length: 2 + KILLS }, () => script));
     return p;
   };
 
