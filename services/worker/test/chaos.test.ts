@@ -53,14 +53,14 @@ interface TurnResult {
   /** The end-stream, or the HTTP refusal of the stream. */
   end: { ok: true } | { ok: false; code: string; message: string };
   reconnects: number;
-  /** What the client did and saw, with times: printed when a check of the turn fails. */
-  trail: string[];
 }
 
 const turnTag = (n: number) => `chaos-turn-${n}-`;
 /** The clock of the turns' trails and the kill log, so a failing turn can be read against the kills. */
 const T0 = Date.now();
 const killLog: string[] = [];
+/** Each turn's client trail, by request id, while it runs and after. */
+const trails = new Map<string, string[]>();
 
 describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (real processes, private Redis and Postgres)", () => {
   let c: TestCluster;
@@ -146,6 +146,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     let reconnects = 0;
     const answered = new Set<string>();
     const trail: string[] = [];
+    trails.set(requestId, trail);
     const note = (what: string) => void trail.push(`+${Date.now() - T0}ms ${what}`);
     const appendNext = async (msg: AgentClientMessage) => {
       const s = seqno++;
@@ -202,11 +203,11 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         });
       } catch (err) {
         // An HTTP refusal (the replica could not serve the stream) ends the turn like an end-stream.
-        if (err instanceof ConnectHttpError) return { plan: p, requestId, read, end: { ok: false, code: err.error.code, message: err.error.message }, reconnects, trail };
+        if (err instanceof ConnectHttpError) return { plan: p, requestId, read, end: { ok: false, code: err.error.code, message: err.error.message }, reconnects };
         note(`stream broke: ${err instanceof Error ? err.message : String(err)}`);
         out = undefined; // the connection died with its replica
       }
-      if (out?.end) return { plan: p, requestId, read, end: out.end.ok ? { ok: true } : { ok: false, code: out.end.code, message: out.end.message }, reconnects, trail };
+      if (out?.end) return { plan: p, requestId, read, end: out.end.ok ? { ok: true } : { ok: false, code: out.end.code, message: out.end.message }, reconnects };
       reconnects++;
       items = await open(read.length);
     }
@@ -221,13 +222,29 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
         try {
           await checkTurn(db, t);
         } catch (err) {
-          const logs = everyProcess.flatMap((p) => p.lines.filter((l) => l.includes(t.requestId)).map((l) => `${p.name}: ${l.slice(0, 600)}`));
-          console.log(`CHAOS failed turn ${t.requestId} (ghost=${t.plan.ghost}, tool=${t.plan.tool}):\n${[...killLog, ...t.trail, ...logs].join("\n")}`);
+          explain(t.plan);
           throw err;
         }
       }
     } finally {
       await db.end();
+    }
+  }
+
+  /** Prints what the client did and saw and every process's log lines of the turn. */
+  function explain(p: TurnPlan): void {
+    const logs = everyProcess.flatMap((x) => x.lines.filter((l) => l.includes(p.requestId)).map((l) => `${x.name}: ${l.slice(0, 600)}`));
+    const exits = everyProcess.filter((x) => x.exitCode() !== undefined).map((x) => `${x.name} exited ${String(x.exitCode())}`);
+    console.log(`CHAOS failed turn ${p.requestId} (ghost=${p.ghost}, tool=${p.tool}):\n${[...killLog, ...exits, ...(trails.get(p.requestId) ?? []), ...logs].join("\n")}`);
+  }
+
+  /** Waits for the outage round's turns to stream; explains them when they do not. */
+  async function streaming(plans: TurnPlan[], progress: { frames: number }): Promise<void> {
+    try {
+      await waitFor(() => progress.frames >= 3 * plans.length, 30_000, "turns streaming");
+    } catch (err) {
+      for (const p of plans) explain(p);
+      throw err;
     }
   }
 
@@ -351,7 +368,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     const progress = { frames: 0 };
     const inFlight = Array.from({ length: OUTAGE_TURNS }, () => plan({ tool: false, chunks: 200, chunkDelayMs: 30 }));
     const turns = inFlight.map((p) => turn(p, progress));
-    await waitFor(() => progress.frames >= 3 * OUTAGE_TURNS, 30_000, "turns streaming");
+    await streaming(inFlight, progress);
     await killRedisServer(redis);
     const ends = await Promise.all(turns);
     for (const t of ends) {
@@ -371,7 +388,7 @@ describe.runIf(haveRedisServer && postgresBinDir() !== undefined)("chaos soak (r
     const progress = { frames: 0 };
     const inFlight = Array.from({ length: OUTAGE_TURNS }, () => plan({ tool: false, chunks: 60, chunkDelayMs: 30 }));
     const turns = inFlight.map((p) => turn(p, progress));
-    await waitFor(() => progress.frames >= 3 * OUTAGE_TURNS, 30_000, "turns streaming");
+    await streaming(inFlight, progress);
     await pgServer.stop();
     const ends = await Promise.all(turns);
     // A turn started while the database is down is refused (the API key cannot be checked),
