@@ -109,9 +109,13 @@ export function createRunMeter(opts: RunMeterOptions): RunMeter & { drainSpool()
           // Without the fence (see above): the attempt ran; its key keeps it one row.
           const { epoch: _fence, ...entry } = held.row.entry;
           try {
-            if ((await store.ledger.record(entry, new Date(held.row.at))).inserted) opts.onRecorded?.(entry);
-            opts.onSpool?.("recorded", entry);
-            recorded++;
+            // Several processes drain the one spool: only the one whose write inserted the row
+            // counts it (tokens, cost, `recorded`), so each metric moves once per row.
+            if ((await store.ledger.record(entry, new Date(held.row.at))).inserted) {
+              opts.onRecorded?.(entry);
+              opts.onSpool?.("recorded", entry);
+              recorded++;
+            }
           } catch (err) {
             if (isStoreUnavailable(err)) return { recorded, left: await sp.size() };
             // A row the store refuses for good would block the spool: reported, then dropped.

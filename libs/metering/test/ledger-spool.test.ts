@@ -130,7 +130,8 @@ describe("the ledger spool through a real Postgres outage", () => {
     expect((await store.ledger.forRequest(tenant, "r2")).map((r) => [r.attempt, r.outcome])).toEqual([[1, "failed"]]);
     // Counted once each (the repeat wrote nothing new).
     expect(drainer.seen.recorded.map((e) => e.requestId).sort()).toEqual(["r1", "r2"]);
-    expect(drainer.seen.spool).toEqual(["recorded", "recorded", "recorded"]);
+    // The repeat was held but wrote no row: `recorded` counts rows written.
+    expect(drainer.seen.spool).toEqual(["recorded", "recorded"]);
     expect(drainer.seen.errors).toEqual([]);
     await drainerSpool.close();
   }, 120_000);
