@@ -97,6 +97,10 @@ let relay: Pick<ModeResult, "ttft1" | "ttft50" | "ttft" | "tput">;
     log(`embedded: ${IDLE} idle streams`);
     const idle = IDLE > 0 ? await idleStreams(gw, IDLE) : NO_IDLE;
     results.embedded = { ttft1, ttft50, ttft, tput, idle };
+  } catch (err) {
+    // A scenario that fails says what the gateway process printed last (and whether it exited).
+    log(`embedded: failed; gateway exit ${String(gw.child.exitCode ?? gw.child.signalCode)}, its last lines:\n${gw.lines.slice(-30).join("\n")}`);
+    throw err;
   } finally {
     await gw.kill();
   }

@@ -94,6 +94,10 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
       )
     : createNetServer((socket) => {
         const admitted = admit(socket);
+        // Until a server takes the socket it is ours: a client that resets it now (ECONNRESET)
+        // must close it, not crash the process with an unhandled 'error'.
+        const early = () => socket.destroy();
+        socket.on("error", early);
         socket.once("readable", function sniff() {
           const head: Buffer | null = socket.read(Math.min(H2_PREFACE.length, socket.readableLength)) as Buffer | null;
           if (head === null) return void socket.once("readable", sniff);
@@ -102,6 +106,7 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
           if (head.length < H2_PREFACE.length && H2_PREFACE.subarray(0, head.length).equals(head)) {
             return void socket.once("readable", sniff);
           }
+          socket.off("error", early);
           route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length, admitted);
         });
       });

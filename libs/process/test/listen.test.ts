@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { Agent, createServer, get, type IncomingMessage } from "node:http";
-import type { Socket } from "node:net";
+import { connect as netConnect, type Socket } from "node:net";
 import { connect } from "node:http2";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeServer, listen, listenEdge, type EdgeListener } from "../src/index.js";
@@ -133,6 +133,30 @@ describe("listenEdge's HTTP/1.1 connections", () => {
       await stopped;
     } finally {
       agent.destroy();
+      await edge.close();
+    }
+  });
+});
+
+describe("listenEdge with a client that resets its connection", () => {
+  it("before sending a byte (while the listener looks for the h2 preface): the process keeps serving", async () => {
+    const edge = await listenEdge((_req, res) => res.end("still here"), { host: "127.0.0.1", port: 0, tls: undefined });
+    const crashes: unknown[] = [];
+    const onCrash = (err: unknown) => void crashes.push(err);
+    process.on("uncaughtException", onCrash);
+    try {
+      for (let i = 0; i < 5; i++) {
+        const socket = netConnect(edge.port, "127.0.0.1");
+        await once(socket, "connect");
+        await new Promise((r) => setTimeout(r, 20)); // accepted, waiting for its first bytes
+        socket.resetAndDestroy(); // TCP RST: the server's read fails with ECONNRESET
+        await once(socket, "close");
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(crashes).toEqual([]);
+      expect(await answer(edge.url)).toBe("still here");
+    } finally {
+      process.off("uncaughtException", onCrash);
       await edge.close();
     }
   });
