@@ -1,16 +1,20 @@
 // `npm run bench:profile`: the embedded gateway under `node --cpu-prof` while it serves the
 // paced TTFT scenario (BENCH_TURNS concurrent turns), then the profile's top frames by self time
-// and the same grouped by package. The raw .cpuprofile stays in the printed directory (open it
-// in Chrome DevTools or speedscope for the flame graph). Not a test.
+// and the same grouped by package. BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
+// (private redis-server, private Postgres schema) instead, one summary per process. The raw
+// .cpuprofile files stay in the printed directory (open them in Chrome DevTools or speedscope for
+// the flame graph). Not a test.
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchGatewayEnv, runTurns, startBenchSim } from "./scenarios.js";
-import { spawnProc } from "./services.js";
+import { distributedSetup, spawnProc, startRedis } from "./services.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
+const MODE = process.env.BENCH_PROFILE_MODE ?? "embedded";
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 interface ProfileNode {
   id: number;
@@ -18,49 +22,105 @@ interface ProfileNode {
   children?: number[];
 }
 interface CpuProfile {
+  /** µs on the monotonic clock (the one process.hrtime reads). */
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
 }
 
-/** Runs the scenario under --cpu-prof; returns the profile's path and a one-line summary. */
-async function profileRun(): Promise<{ path: string; what: string }> {
+/** Monotonic µs, the clock of a .cpuprofile's startTime. */
+const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+/** The measured turns' time window: only samples inside it are summarized (start-up and warm-up are not). */
+let window: [number, number] | undefined;
+
+/** Runs the scenario under --cpu-prof; returns the profiles' paths and a one-line summary. */
+async function profileRun(): Promise<{ paths: string[]; what: string }> {
   const bs = await startBenchSim();
   const dir = mkdtempSync(join(tmpdir(), "byok-cpuprof-"));
-  const gw = await spawnProc(
-    "gateway",
-    { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) },
-    ["--cpu-prof", "--cpu-prof-dir", dir],
-  );
-  await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
-  const r = await runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS);
-  await gw.kill("SIGTERM"); // a clean exit writes the profile
-  await bs.sim.close();
-  const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-  if (!file) throw new Error(`no .cpuprofile in ${dir}`);
-  return { path: join(dir, file), what: `${TURNS} paced turns, ${r.ok} ok, ${r.frames} frames` };
+  const prof = (name: string) => ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-name", `${name}.cpuprofile`];
+  try {
+    if (MODE === "distributed") {
+      const redis = await startRedis();
+      const { env, key, drop } = await distributedSetup(benchGatewayEnv(bs.sim.url), redis.url, DATABASE_URL);
+      try {
+        const [ingress, worker] = await Promise.all([spawnProc("ingress", env, prof("ingress")), spawnProc("worker", env, prof("worker"))]);
+        await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
+        const from = nowUs();
+        const r = await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS, key);
+        window = [from, nowUs()];
+        await Promise.all([ingress.kill("SIGTERM"), worker.kill("SIGTERM")]); // a clean exit writes the profile
+        return { paths: [join(dir, "ingress.cpuprofile"), join(dir, "worker.cpuprofile")], what: `distributed, ${TURNS} paced turns, ${r.ok} ok, ${r.frames} frames` };
+      } finally {
+        await redis.stop();
+        await drop();
+      }
+    }
+    const gw = await spawnProc("gateway", { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, prof("gateway"));
+    await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
+    const from = nowUs();
+    const r = await runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS);
+    window = [from, nowUs()];
+    await gw.kill("SIGTERM"); // a clean exit writes the profile
+    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    if (!file) throw new Error(`no .cpuprofile in ${dir}`);
+    return { paths: [join(dir, file)], what: `embedded, ${TURNS} paced turns, ${r.ok} ok, ${r.frames} frames` };
+  } finally {
+    await bs.sim.close();
+  }
 }
 
-// BENCH_PROFILE_FILE: summarize an existing profile instead of taking one.
-const { path, what } = process.env.BENCH_PROFILE_FILE ? { path: process.env.BENCH_PROFILE_FILE, what: "existing profile" } : await profileRun();
-const prof = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
-const selfUs = new Map<number, number>();
-prof.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
-const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
-const byFrame = new Map<string, number>();
-const byPackage = new Map<string, number>();
-for (const n of prof.nodes) {
-  const us = selfUs.get(n.id) ?? 0;
-  if (!us) continue;
-  const { functionName, url, lineNumber } = n.callFrame;
-  const where = url.replace(/^file:\/\//, "").replace(/^.*?\/(node_modules|libs|services)\//, "$1/");
-  byFrame.set(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`, (byFrame.get(`${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`) ?? 0) + us);
-  const pkg = url.startsWith("wasm://") ? "@electric-sql/pglite (wasm)" : url === "" ? `native: ${functionName.startsWith("(") ? functionName : "I/O and builtins"}` : /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(where)?.[1] ?? /^(libs\/[^/]+|services\/[^/]+)/.exec(where)?.[1] ?? (url.startsWith("node:") ? "node core" : functionName.startsWith("(") ? functionName : "other");
-  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+/** Top frames and packages by self time of one profile. */
+function summarize(path: string): void {
+  const prof = JSON.parse(readFileSync(path, "utf8")) as CpuProfile;
+  const selfUs = new Map<number, number>();
+  let t = prof.startTime;
+  prof.samples.forEach((id, i) => {
+    const dt = prof.timeDeltas[i] ?? 0;
+    t += dt;
+    if (window && (t < window[0] || t > window[1])) return;
+    selfUs.set(id, (selfUs.get(id) ?? 0) + dt);
+  });
+  const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
+  const byFrame = new Map<string, number>();
+  const byPackage = new Map<string, number>();
+  for (const n of prof.nodes) {
+    const us = selfUs.get(n.id) ?? 0;
+    if (!us) continue;
+    const { functionName, url, lineNumber } = n.callFrame;
+    const where = url.replace(/^file:\/\//, "").replace(/^.*?\/(node_modules|libs|services)\//, "$1/");
+    const frame = `${functionName || "(anonymous)"} ${where}:${lineNumber + 1}`;
+    byFrame.set(frame, (byFrame.get(frame) ?? 0) + us);
+    const pkg = url.startsWith("wasm://") ? "@electric-sql/pglite (wasm)" : url === "" ? `native: ${functionName.startsWith("(") ? functionName : "I/O and builtins"}` : /node_modules\/(@[^/]+\/[^/]+|[^/]+)/.exec(where)?.[1] ?? /^(libs\/[^/]+|services\/[^/]+)/.exec(where)?.[1] ?? (url.startsWith("node:") ? "node core" : functionName.startsWith("(") ? functionName : "other");
+    byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + us);
+  }
+  // Inclusive time of the project's own functions (libs/, services/): what each costs with its callees.
+  const parent = new Map<number, number>();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nodeById = new Map(prof.nodes.map((n) => [n.id, n]));
+  const inclusive = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const { functionName, url } = nodeById.get(cur)!.callFrame;
+      const own = /\/(libs|services)\/([^/]+)\/src\/(.+)$/.exec(url);
+      if (!own) continue;
+      const key = `${functionName || "(anonymous)"} ${own[1]}/${own[2]}/${own[3]}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      inclusive.set(key, (inclusive.get(key) ?? 0) + us);
+    }
+  }
+  const pct = (us: number) => `${((us * 100) / total).toFixed(1)}%`;
+  const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `| ${pct(us)} | ${k.replaceAll("|", "\\|")} |`);
+  console.log(`\nprofile: ${path}, ${(total / 1e6).toFixed(2)} s sampled (${window ? "the measured turns only" : "whole process life, start-up included"})`);
+  console.log(["", "| self | frame |", "|---|---|", ...top(byFrame, TOP)].join("\n"));
+  console.log(["", "| self | package |", "|---|---|", ...top(byPackage, 15)].join("\n"));
+  console.log(["", "| inclusive | project function |", "|---|---|", ...top(inclusive, TOP)].join("\n"));
 }
-const pct = (us: number) => `${((us * 100) / total).toFixed(1)}%`;
-const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `| ${pct(us)} | ${k.replaceAll("|", "\\|")} |`);
-console.log(`profile: ${path} · ${what}, ${(total / 1e6).toFixed(2)} s sampled (whole process life, start-up included)`);
-console.log(["", "| self | frame |", "|---|---|", ...top(byFrame, TOP)].join("\n"));
-console.log(["", "| self | package |", "|---|---|", ...top(byPackage, 15)].join("\n"));
+
+// BENCH_PROFILE_FILE: summarize existing profiles (comma-separated) instead of taking them.
+const { paths, what } = process.env.BENCH_PROFILE_FILE ? { paths: process.env.BENCH_PROFILE_FILE.split(","), what: "existing profiles" } : await profileRun();
+console.log(what);
+for (const p of paths) summarize(p);
 process.exit(0);

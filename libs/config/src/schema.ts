@@ -76,6 +76,13 @@ export const LimitsSchema = z.object({
    */
   maxConnections: z.coerce.number().int().min(1).max(1_000_000).default(30_000),
   /**
+   * Connections the kernel queues for the edge port before the process accepts them (the listen
+   * backlog; Linux caps it at net.core.somaxconn). Node's own default, 511, overflows when
+   * thousands of clients connect within a second to a busy replica: their SYNs are dropped and
+   * retried after a second or more.
+   */
+  listenBacklog: z.coerce.number().int().min(1).max(65_535).default(4_096),
+  /**
    * Bytes of output frames one RunSSE / Run stream reads from the bus at a time (the batch is
    * cut to about this much of the largest frame seen, at least one frame): what a stream whose
    * client stopped reading holds while it is parked. 64 KiB to 64 MiB.

@@ -50,6 +50,8 @@ export interface EdgeListenOptions {
   host: string;
   port: number;
   tls: { certFile: string; keyFile: string } | undefined;
+  /** The listen backlog (GATEWAY_LISTEN_BACKLOG); Node's default (511) when undefined. */
+  backlog?: number;
   /** The connection limit; `refuse` answers every request of a connection past `max`. */
   connections?: { max: number; refuse: Handler; metrics?: GatewayMetrics };
 }
@@ -110,7 +112,7 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
           route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length, admitted);
         });
       });
-  const url = await listen(listener, opts.host, opts.port, opts.tls ? "https" : "http");
+  const url = await listen(listener, opts.host, opts.port, opts.tls ? "https" : "http", opts.backlog);
   let stopped: Promise<void> | undefined;
   const stopAccepting = () => (stopped ??= new Promise<void>((r) => listener.close(() => r())));
   return {

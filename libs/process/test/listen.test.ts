@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { once } from "node:events";
 import { Agent, createServer, get, type IncomingMessage } from "node:http";
 import { connect as netConnect, type Socket } from "node:net";
@@ -75,6 +76,27 @@ describe("listenEdge", () => {
       expect(body).toBe("v2.0");
     } finally {
       session.destroy();
+    }
+  });
+});
+
+/** The listen backlog of the socket on 127.0.0.1:port, as the kernel reports it (`ss`: Send-Q of a LISTEN socket). */
+function kernelBacklog(port: number): number {
+  const line = execFileSync("ss", ["-ltnH", `sport = :${port}`], { encoding: "utf8" }).trim().split("\n")[0] ?? "";
+  return Number(line.split(/\s+/)[2]);
+}
+
+describe("listenEdge's listen backlog (GATEWAY_LISTEN_BACKLOG)", () => {
+  it("is the configured one, and Node's 511 without it", async () => {
+    const configured = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined, backlog: 1234 });
+    const plain = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined });
+    try {
+      expect(kernelBacklog(configured.port)).toBe(1234);
+      expect(kernelBacklog(plain.port)).toBe(511);
+      expect(await answer(configured.url)).toBe("ok");
+    } finally {
+      await configured.close();
+      await plain.close();
     }
   });
 });

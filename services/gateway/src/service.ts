@@ -118,6 +118,7 @@ export async function startGatewayService(config: GatewayConfig, opts: GatewaySe
       host: config.host,
       port: config.port,
       tls: config.controlPlane.tls,
+      backlog: config.limits.listenBacklog,
       connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
     },
   );

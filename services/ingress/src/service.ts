@@ -88,6 +88,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     host: config.host,
     port: config.port,
     tls: config.controlPlane.tls,
+    backlog: config.limits.listenBacklog,
     connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
   });
   const server = edge.http1;
