@@ -73,6 +73,17 @@ export interface TurnsResult {
   framesPerSecond: number;
   /** Provider deltas that reached clients per second (coalescing puts several in one frame). */
   deltasPerSecond: number;
+  /** Turns not ok, by why: the end-stream's code, `truncated` (no end-stream), or the client's error. */
+  failures: Record<string, number>;
+}
+
+/** What one driven turn reports. */
+interface TurnOutcome {
+  first: number | undefined;
+  frames: number;
+  ok: boolean;
+  /** Why not ok. */
+  failure?: string;
 }
 
 /**
@@ -91,7 +102,8 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
         if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
       },
     });
-    return { first, frames: r.messages.length, ok: r.end?.ok === true };
+    const failure = r.end === undefined ? (r.httpError ? `http ${r.status}` : "truncated") : r.end.ok ? undefined : r.end.code;
+    return { first, frames: r.messages.length, ok: r.end?.ok === true, ...(failure ? { failure } : {}) };
   });
 }
 
@@ -124,9 +136,9 @@ export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, 
           if (first === undefined && /"content":"[^"]/.test(event)) first = performance.now();
         }
       }
-      return { first, frames, ok: res.ok };
-    } catch {
-      return { first, frames, ok: false };
+      return { first, frames, ok: res.ok, ...(res.ok ? {} : { failure: `http ${res.status}` }) };
+    } catch (err) {
+      return { first, frames, ok: false, failure: (err as Error).message };
     }
   });
 }
@@ -134,7 +146,7 @@ export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, 
 /** `count` turns started evenly over `rampMs`, each driven by `one`; TTFT overhead against the simulator's clock. */
 async function driveTurns(
   bs: BenchSim, count: number, kind: "ttft" | "tput", rampMs: number,
-  one: (i: number, tag: string) => Promise<{ first: number | undefined; frames: number; ok: boolean }>,
+  one: (i: number, tag: string) => Promise<TurnOutcome>,
 ): Promise<TurnsResult> {
   const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0; // the role frame comes first, the first text one delay later
   const overheads: number[] = [];
@@ -142,6 +154,7 @@ async function driveTurns(
   let ok = 0;
   let live = 0;
   let peakConcurrent = 0;
+  const failures: Record<string, number> = {};
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: count }, async (_, i) => {
@@ -149,20 +162,22 @@ async function driveTurns(
       const tag = `bench-${kind}-${randomUUID()}`;
       peakConcurrent = Math.max(peakConcurrent, ++live);
       // A turn that fails outright (e.g. a connection reset on an overloaded machine) counts as not ok.
-      const r = await one(i, tag)
-        .catch(() => ({ first: undefined, frames: 0, ok: false }))
+      const r: TurnOutcome = await one(i, tag)
+        .catch((err: unknown) => ({ first: undefined, frames: 0, ok: false, failure: (err as Error).message }))
         .finally(() => live--);
       frames += r.frames;
       if (r.ok) ok++;
+      else failures[r.failure ?? "unknown"] = (failures[r.failure ?? "unknown"] ?? 0) + 1;
       const answered = bs.answeredAt.get(tag);
       if (r.first !== undefined && answered !== undefined) overheads.push(r.first - (answered + firstTextDelay));
     }),
   );
-  return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000 });
+  return turnsResult(kind, { turns: count, peakConcurrent, ok, overheads, frames, seconds: (performance.now() - t0) / 1000, failures });
 }
 
-function turnsResult(kind: string, r: { turns: number; peakConcurrent: number; ok: number; overheads: number[]; frames: number; seconds: number }): TurnsResult {
+function turnsResult(kind: string, r: { turns: number; peakConcurrent: number; ok: number; overheads: number[]; frames: number; seconds: number; failures: Record<string, number> }): TurnsResult {
   return {
+    failures: r.failures,
     turns: r.turns,
     peakConcurrent: r.peakConcurrent,
     ok: r.ok,
@@ -187,7 +202,10 @@ export async function sequentialTurns(bs: BenchSim, url: string, n: number, auth
   const o = all.map((r) => r.ttftOverheadP50);
   const frames = all.reduce((a, r) => a + r.frames, 0);
   const seconds = all.reduce((a, r) => a + r.seconds, 0);
+  const failures: Record<string, number> = {};
+  for (const r of all) for (const [k, v] of Object.entries(r.failures)) failures[k] = (failures[k] ?? 0) + v;
   return {
+    failures,
     turns: n,
     peakConcurrent: 1,
     ok: all.reduce((a, r) => a + r.ok, 0),
