@@ -8,7 +8,7 @@ import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { runJobId } from "@byok/bus";
 import { BidiRequestIdSchema, encodeEnvelope } from "@byok/wire";
-import { createCursorClient, cursorHeaders, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
+import { createCursorClient, cursorHeaders, nodeHttpTransport, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
 import { metric, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
@@ -92,7 +92,9 @@ interface TurnOutcome {
  * kind `tput`: 200 deltas as fast as the simulator writes them, all started at once, frames/s.
  */
 export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0, authToken?: string): Promise<TurnsResult> {
-  const clients = urls.map((u) => createCursorClient({ baseUrl: u, ...(authToken ? { authToken } : {}) }));
+  // node:http, not fetch: undici's pool is slow with thousands of connections (transport.ts).
+  const transport = nodeHttpTransport();
+  const clients = urls.map((u) => createCursorClient({ baseUrl: u, transport, ...(authToken ? { authToken } : {}) }));
   return driveTurns(bs, count, kind, rampMs, async (i, tag) => {
     let first: number | undefined;
     const r = await clients[i % clients.length]!.runTurn({
@@ -102,7 +104,10 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
         if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
       },
     });
-    const failure = r.end === undefined ? (r.httpError ? `http ${r.status}` : "truncated") : r.end.ok ? undefined : r.end.code;
+    // A refused BidiAppend explains a stream that then ends not_found (its run never started).
+    const refused = r.appends.find((a) => !a.ok);
+    const end = r.end === undefined ? (r.httpError ? `http ${r.status}` : "truncated") : r.end.ok ? undefined : r.end.code;
+    const failure = end && refused && !refused.ok ? `${end} after BidiAppend ${refused.status} ${refused.code}: ${refused.message}` : end;
     return { first, frames: r.messages.length, ok: r.end?.ok === true, ...(failure ? { failure } : {}) };
   });
 }
@@ -114,18 +119,20 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
  * simulator's first text frame; frames = SSE events delivered.
  */
 export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
+  const relayPost = nodeHttpTransport();
   return driveTurns(bs, count, kind, rampMs, async (_, tag) => {
     let first: number | undefined;
     let frames = 0;
     try {
-      const res = await fetch(`${relayUrl}/v1/chat/completions`, {
-        method: "POST",
+      // The same HTTP client as the gateway's turns (node:http), so the two compare.
+      const res = await relayPost(`${relayUrl}/v1/chat/completions`, {
         headers: { "content-type": "application/json", authorization: "Bearer sk-bench-not-a-real-key-0123456789" },
-        body: JSON.stringify({ model: "sim", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: tag }] }),
+        body: new TextEncoder().encode(JSON.stringify({ model: "sim", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: tag }] })),
+        stream: true,
       });
       let buf = "";
       const decoder = new TextDecoder();
-      for await (const chunk of res.body!) {
+      for await (const chunk of res.body) {
         buf += decoder.decode(chunk, { stream: true });
         let end: number;
         while ((end = buf.indexOf("\n\n")) >= 0) {
@@ -136,7 +143,8 @@ export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, 
           if (first === undefined && /"content":"[^"]/.test(event)) first = performance.now();
         }
       }
-      return { first, frames, ok: res.ok, ...(res.ok ? {} : { failure: `http ${res.status}` }) };
+      const ok = res.status === 200;
+      return { first, frames, ok, ...(ok ? {} : { failure: `http ${res.status}` }) };
     } catch (err) {
       return { first, frames, ok: false, failure: (err as Error).message };
     }
@@ -308,7 +316,7 @@ export async function takeover(
     for (let t = 0; t < trials; t++) {
       const tag = `bench-slow-${randomUUID()}`;
       const ref = { tenantId: "default", requestId: `${tag}-r` };
-      const client = createCursorClient({ baseUrl: ingressUrl, ...(authToken ? { authToken } : {}) });
+      const client = createCursorClient({ baseUrl: ingressUrl, transport: nodeHttpTransport(), ...(authToken ? { authToken } : {}) });
       let killedAt: number | undefined;
       let notice: number | undefined;
       let resumed: number | undefined;

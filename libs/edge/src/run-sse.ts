@@ -99,7 +99,9 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         while (Date.now() < until && !signal.aborted) {
           wake.clear();
           const next = await guard(() => deps.bus.latestGeneration(ref));
-          if (next && next.generation !== info.generation) {
+          // Its retention passed while this stream waited: nothing of it is left to replay.
+          if (!next) throw expired(requestId);
+          if (next.generation !== info.generation) {
             info = next;
             break;
           }
@@ -155,6 +157,10 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         if (quiet >= deps.timers.heartbeatMs) {
           yield HEARTBEAT_FRAME;
           lastSent = Date.now();
+          // A generation whose retention passed while this stream followed it (an ended one
+          // read just before it expired) has no end left to read: without this check the stream
+          // would send heartbeats for ever.
+          if (!(await guard(() => deps.bus.latestGeneration(ref)))) throw expired(requestId);
           // A read per heartbeat even without wake-ups: a bus that went away (no wake-up says
           // so) ends the stream `unavailable` instead of leaving it waiting.
           mustRead = true;
@@ -199,6 +205,11 @@ function carriedFrom(carried: CarriedOutput[] | undefined, generation: number, i
     }
   }
   return out;
+}
+
+/** The generation this stream read expired (GATEWAY_FINISHED_RETENTION_MS after its end). */
+function expired(requestId: string): ConnectError {
+  return notFound(`The output of request ${requestId} expired (it ended longer ago than the gateway keeps finished runs, GATEWAY_FINISHED_RETENTION_MS).`);
 }
 
 /** Bus failures become `unavailable` with a message a person can act on. */

@@ -8,7 +8,7 @@ import { createRedisBus, type BusOptions } from "@byok/bus";
 import { startGatewayService, type GatewayService } from "../src/index.js";
 
 /** Deletes a test's Redis keys (the Redis is shared: never FLUSHDB). */
-async function deleteKeys(prefix: string): Promise<void> {
+export async function deleteKeys(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   await redis.connect();
   try {
@@ -52,6 +52,8 @@ export interface Harness {
   gw: GatewayService;
   sim: Simulator;
   config: GatewayConfig;
+  /** The Redis bus's key prefix (redis harnesses only). */
+  keyPrefix?: string;
   close(): Promise<void>;
 }
 
@@ -105,6 +107,7 @@ export async function startHarness(
     gw,
     sim,
     config,
+    ...(busKind === "redis" ? { keyPrefix } : {}),
     async close() {
       await gw.close();
       await sim.close();

@@ -6,12 +6,15 @@ import { collectItems, type CollectResult } from "./collect.js";
 import { parseConnectError, type ConnectErrorBody } from "./connect-error.js";
 import { createFrameDecoder, type StreamItem } from "./frames.js";
 import { cursorHeaders, type CursorIdentity } from "./headers.js";
+import { fetchTransport, type HttpTransport } from "./transport.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
 
 export interface CursorClientOptions extends CursorIdentity {
   /** Gateway origin, e.g. `http://127.0.0.1:8080`. */
   baseUrl: string;
+  /** How POSTs are sent (default: Node's fetch; `nodeHttpTransport()` for load generation). */
+  transport?: HttpTransport;
 }
 
 export interface RunSseOptions {
@@ -81,7 +84,7 @@ export interface RunTurnResult extends CollectResult {
   blobs: Map<string, Uint8Array>;
 }
 
-/** A Cursor-protocol client over HTTP/1.1 (Node's fetch), as a real Cursor client in HTTP/1.1 mode. */
+/** A Cursor-protocol client over HTTP/1.1 (Node's fetch or node:http), as a real Cursor client in HTTP/1.1 mode. */
 export interface CursorClient {
   /** POST BidiAppend. Never throws for HTTP errors: a non-200 answer is `{ ok: false, status, code, message }`. */
   append(requestId: string, seqno: number | bigint, msg: AgentClientMessage | Uint8Array, opts?: AppendOptions): Promise<AppendResult>;
@@ -95,11 +98,11 @@ export interface CursorClient {
 
 export function createCursorClient(options: CursorClientOptions): CursorClient {
   const base = options.baseUrl.replace(/\/+$/, "");
+  const post = options.transport ?? fetchTransport;
 
   const append: CursorClient["append"] = async (requestId, seqno, msg, opts = {}) => {
     const { body, headers } = encodeAppendBody(requestId, seqno, msg, opts);
-    const res = await fetch(base + BIDI_APPEND_PATH, {
-      method: "POST",
+    const res = await post(base + BIDI_APPEND_PATH, {
       headers: { ...cursorHeaders(requestId, options, opts.originalRequestId), ...headers, ...opts.headers },
       body,
       ...(opts.signal ? { signal: opts.signal } : {}),
@@ -118,10 +121,10 @@ export function createCursorClient(options: CursorClientOptions): CursorClient {
     if (opts.acceptCompression) headers["connect-accept-encoding"] = "gzip";
     if (opts.resumeAfter !== undefined) headers["x-gateway-resume-after"] = String(opts.resumeAfter);
     const body = encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
-    const res = await fetch(base + RUN_SSE_PATH, {
-      method: "POST",
+    const res = await post(base + RUN_SSE_PATH, {
       headers: { ...headers, ...opts.headers },
       body,
+      stream: true,
       ...(opts.signal ? { signal: opts.signal } : {}),
     });
     if (res.status !== 200) {
@@ -139,10 +142,8 @@ export function createCursorClient(options: CursorClientOptions): CursorClient {
     const encoding = res.headers.get("connect-content-encoding");
     async function* frames(): AsyncGenerator<StreamItem> {
       const decoder = createFrameDecoder(encoding);
-      if (stream) {
-        for await (const chunk of stream) {
-          for (const item of decoder.push(chunk)) yield item;
-        }
+      for await (const chunk of stream) {
+        for (const item of decoder.push(chunk)) yield item;
       }
       decoder.finish();
     }
