@@ -4,6 +4,7 @@ import { compressionGzip } from "@connectrpc/connect-node";
 import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
+import type { ClientHeaders } from "./client-headers.js";
 import { endStreamFor } from "@byok/protocol";
 import { streamError } from "./errors.js";
 import type { OutputReader } from "./run-sse.js";
@@ -52,18 +53,18 @@ export async function forwardOutput(
  */
 export async function serveRunSse(
   res: ServerResponse,
-  reader: { principal: Principal; requestId: string; headers: Headers; frames: OutputReader },
+  reader: { principal: Principal; requestId: string; client: ClientHeaders; gzip: boolean; frames: OutputReader },
   logger: Logger,
   cut: AbortSignal,
 ): Promise<void> {
-  const { headers } = reader;
-  const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
+  // Called unbound below: a generator keeps its receiver for its whole life.
+  const { principal, requestId, client, gzip, frames } = reader;
   const abort = new AbortController();
   res.on("close", () => abort.abort());
   const onCut = () => abort.abort();
   cut.addEventListener("abort", onCut, { once: true });
   res.writeHead(200, {
-    "content-type": headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto",
+    "content-type": client.streaming ? "text/event-stream" : "application/connect+proto",
     "cache-control": "no-cache",
     ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
   });
@@ -88,20 +89,25 @@ export async function serveRunSse(
     const compressed = await compressionGzip.compress(frame);
     if (!abort.signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
   };
-  let end: Uint8Array | undefined;
-  try {
-    end = await forwardOutput(reader.frames(reader.principal, reader.requestId, headers, abort.signal), send, abort.signal, logger);
-  } finally {
-    cut.removeEventListener("abort", onCut);
-  }
-  if (cut.aborted && !res.writableEnded) {
-    // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
-    if (res.socket) res.socket.end();
-    else res.destroy();
-    return;
-  }
-  if (abort.signal.aborted || !end) return;
-  res.end(end);
+  // Returned, not awaited: a stream waits here for its whole life, and a suspended async
+  // function would hold its frame (every local) for as long; the chain holds only its closures.
+  return forwardOutput(frames(principal, requestId, client, abort.signal), send, abort.signal, logger)
+    .finally(() => cut.removeEventListener("abort", onCut))
+    .then((end) => {
+      if (cut.aborted && !res.writableEnded) {
+        // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+        if (res.socket) res.socket.end();
+        else res.destroy();
+        return;
+      }
+      if (abort.signal.aborted || !end) return;
+      res.end(end);
+    });
+}
+
+/** Whether the client accepts gzip-compressed envelopes (`connect-accept-encoding`). */
+export function acceptsGzip(headers: Headers): boolean {
+  return /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
 }
 
 /** The request headers as a fetch Headers (HTTP/2 pseudo-headers left out). */
