@@ -68,8 +68,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
     let linked = false;
     const openedAt = Date.now();
     // No child logger per stream: a waiting stream would hold it (and its bound level methods).
-    const logged = { tenant: ref.tenantId, requestId: ref.requestId };
-    if (deps.logger.isLevelEnabled("debug")) deps.logger.debug({ ...logged, ...loggableHeaders(client) }, "RunSSE opened");
+    if (deps.logger.isLevelEnabled("debug")) deps.logger.debug({ tenant: ref.tenantId, requestId, ...loggableHeaders(client) }, "RunSSE opened");
     let endCode = "ok";
     try {
       // 1. Wait for the request's run to appear (a RunSSE may come before its first BidiAppend).
@@ -178,7 +177,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       span.setAttribute(ATTR.endCode, endCode);
       if (endCode !== "ok" && endCode !== "client_gone") span.setStatus({ code: SpanStatusCode.ERROR, message: endCode });
       span.end();
-      if (leave) await leave().catch((err: unknown) => deps.logger.warn({ ...logged, err }, "could not remove reader"));
+      if (leave) await leave().catch((err: unknown) => deps.logger.warn({ tenant: ref.tenantId, requestId, err }, "could not remove reader"));
     }
   };
 }

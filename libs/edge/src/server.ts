@@ -123,8 +123,8 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     if (!admitted.ok) return writeStreamError(res, streamTypeOf(headers), admitted.error);
     const stream = { principal, requestId, client: readClientHeaders(headers), gzip: acceptsGzip(headers), frames: output };
     // Returned, not awaited: this function's frame (the request's Headers with it) is let go
-    // while the stream waits.
-    return serveRunSse(res, stream, deps.logger, admitted.cut).finally(admitted.release);
+    // while the stream waits; serveRunSse releases the admission.
+    return serveRunSse(res, stream, deps.logger, admitted);
   };
 
   const served = (route: (req: IncomingMessage, res: ServerResponse) => Promise<void>, name: string): NodeHandler => (req, res) => {
