@@ -241,7 +241,7 @@ export interface IdleResult {
  * (not by a fetch body, which undici cancels when it is garbage-collected: the stream would
  * close under the measurement). `agent: false`: one connection per stream, as Cursor clients do.
  */
-function holdIdleStream(baseUrl: string, requestId: string, authToken?: string): ClientRequest {
+export function holdIdleStream(baseUrl: string, requestId: string, authToken?: string): ClientRequest {
   const body = encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
   const req = httpRequest(`${baseUrl}/agent.v1.AgentService/RunSSE`, {
     method: "POST",

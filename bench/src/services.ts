@@ -38,9 +38,16 @@ const SPAWN_READY_MS = 180_000;
  * `BYOK_READY <kind> <url> <name>`; the embedded gateway prints `… listening on <url>`; the
  * direct relay (bench/src/relay.ts) `RELAY_READY <url>`.
  */
-export async function spawnProc(entry: "ingress" | "worker" | "gateway" | "relay", env: Record<string, string>, nodeArgs: string[] = []): Promise<Proc> {
+export async function spawnProc(
+  entry: "ingress" | "worker" | "gateway" | "relay",
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  /** Run the compiled build as the image does (bin/byok.mjs; needs `npm run build`), not the sources under tsx. */
+  dist = false,
+): Promise<Proc> {
   const main = entry === "relay" ? "bench/src/relay.ts" : `services/${entry}/src/main.ts`;
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", main], {
+  const args = dist && entry !== "relay" ? ["--conditions=byok-dist", "bin/byok.mjs", entry] : ["--import", "tsx", main];
+  const child = spawn(process.execPath, [...nodeArgs, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

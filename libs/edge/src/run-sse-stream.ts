@@ -4,9 +4,11 @@ import { compressionGzip } from "@connectrpc/connect-node";
 import { encodeEnvelope, ENVELOPE_FLAG_COMPRESSED } from "@byok/wire";
 import type { Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
+import type { ClientHeaders } from "./client-headers.js";
 import { endStreamFor } from "@byok/protocol";
 import { streamError } from "./errors.js";
 import type { OutputReader } from "./run-sse.js";
+import type { Admission } from "./open-streams.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
 const COMPRESS_MIN_BYTES = 1024;
@@ -45,32 +47,42 @@ export async function forwardOutput(
  * on zlib's thread pool, only when `connect-accept-encoding` allows it), then the end-stream —
  * `{}` or the error with its `aiserver.v1.ErrorDetails` — over HTTP 200, never
  * HTTP-compressed. The content type is `text/event-stream` for Cursor (`x-cursor-streaming:
- * true`), else Connect's own. When `cut` fires (the replica is draining) the stream stops after
- * the frame being written and the connection is closed without an end-stream, as if the replica
- * had gone: the client reconnects to another replica and resumes after the frames it has, all
- * of them whole.
+ * true`), else Connect's own. The admission is released when the stream ends. When its `cut`
+ * fires (the replica is draining) the stream stops after the frame being written and the
+ * connection is closed without an end-stream, as if the replica had gone: the client reconnects
+ * to another replica and resumes after the frames it has, all of them whole.
  */
 export async function serveRunSse(
   res: ServerResponse,
-  reader: { principal: Principal; requestId: string; headers: Headers; frames: OutputReader },
+  reader: { principal: Principal; requestId: string; client: ClientHeaders; gzip: boolean; frames: OutputReader },
   logger: Logger,
-  cut: AbortSignal,
+  admission: Extract<Admission, { ok: true }>,
 ): Promise<void> {
-  const { headers } = reader;
-  const gzip = /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
+  const { cut } = admission;
+  // Called unbound below: a generator keeps its receiver for its whole life.
+  const { principal, requestId, client, gzip, frames } = reader;
   const abort = new AbortController();
   res.on("close", () => abort.abort());
   const onCut = () => abort.abort();
   cut.addEventListener("abort", onCut, { once: true });
-  res.writeHead(200, {
-    "content-type": headers.get("x-cursor-streaming") === "true" ? "text/event-stream" : "application/connect+proto",
-    "cache-control": "no-cache",
-    ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
-  });
-  // Node holds the head until the first body write; before the run exists that would be the
-  // first heartbeat, seconds later, and a client that awaits the head before its first
-  // BidiAppend (docs/architecture.md, "Generations and the append gate") would lose that time every turn.
-  res.flushHeaders();
+  const settled = () => {
+    cut.removeEventListener("abort", onCut);
+    admission.release();
+  };
+  try {
+    res.writeHead(200, {
+      "content-type": client.streaming ? "text/event-stream" : "application/connect+proto",
+      "cache-control": "no-cache",
+      ...(gzip ? { "connect-content-encoding": "gzip" } : {}),
+    });
+    // Node holds the head until the first body write; before the run exists that would be the
+    // first heartbeat, seconds later, and a client that awaits the head before its first
+    // BidiAppend (docs/architecture.md, "Generations and the append gate") would lose that time every turn.
+    res.flushHeaders();
+  } catch (err) {
+    settled();
+    throw err;
+  }
   const write = async (chunk: Uint8Array) => {
     if (res.write(chunk)) return;
     await new Promise<void>((resolve) => {
@@ -88,20 +100,31 @@ export async function serveRunSse(
     const compressed = await compressionGzip.compress(frame);
     if (!abort.signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
   };
-  let end: Uint8Array | undefined;
-  try {
-    end = await forwardOutput(reader.frames(reader.principal, reader.requestId, headers, abort.signal), send, abort.signal, logger);
-  } finally {
-    cut.removeEventListener("abort", onCut);
-  }
-  if (cut.aborted && !res.writableEnded) {
-    // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
-    if (res.socket) res.socket.end();
-    else res.destroy();
-    return;
-  }
-  if (abort.signal.aborted || !end) return;
-  res.end(end);
+  // Returned, not awaited: a stream waits here for its whole life, and a suspended async
+  // function would hold its frame (every local) for as long; the chain holds only its closures,
+  // in one reaction for both outcomes (each .then/.finally is one more promise held).
+  return forwardOutput(frames(principal, requestId, client, abort.signal), send, abort.signal, logger).then(
+    (end) => {
+      settled();
+      if (cut.aborted && !res.writableEnded) {
+        // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+        if (res.socket) res.socket.end();
+        else res.destroy();
+        return;
+      }
+      if (abort.signal.aborted || !end) return;
+      res.end(end);
+    },
+    (err: unknown) => {
+      settled();
+      throw err;
+    },
+  );
+}
+
+/** Whether the client accepts gzip-compressed envelopes (`connect-accept-encoding`). */
+export function acceptsGzip(headers: Headers): boolean {
+  return /\bgzip\b/.test(headers.get("connect-accept-encoding") ?? "");
 }
 
 /** The request headers as a fetch Headers (HTTP/2 pseudo-headers left out). */

@@ -7,7 +7,7 @@ import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
-import { loggableHeaders, readClientHeaders } from "./client-headers.js";
+import { loggableHeaders, type ClientHeaders } from "./client-headers.js";
 import { invalidArgument, notFound, unavailable } from "./errors.js";
 import { Wakeup } from "./wakeup.js";
 
@@ -38,8 +38,11 @@ function nextReadBatch(current: number, entries: number, largest: number, batchB
   return Math.max(1, Math.min(grown, Math.floor(batchBytes / Math.max(1, largest))));
 }
 
-/** A reader of a request's output: its frames, then the end-stream envelope it returns. */
-export type OutputReader = (principal: Principal, requestId: string, requestHeader: Headers, signal: AbortSignal) => AsyncGenerator<Uint8Array, Uint8Array>;
+/**
+ * A reader of a request's output: its frames, then the end-stream envelope it returns. It takes
+ * the client headers already read (not the request's Headers, which a waiting stream would hold).
+ */
+export type OutputReader = (principal: Principal, requestId: string, client: ClientHeaders, signal: AbortSignal) => AsyncGenerator<Uint8Array, Uint8Array>;
 
 /**
  * RunSSE's reader (AgentService/Run's too): replays the latest generation's output from the
@@ -51,10 +54,9 @@ export type OutputReader = (principal: Principal, requestId: string, requestHead
  * The caller authenticated `principal`.
  */
 export function createRunSseFrames(deps: RunSseDeps): OutputReader {
-  return async function* runSse(principal, requestId, requestHeader, signal) {
+  return async function* runSse(principal, requestId, client, signal) {
     if (!requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
-    const headers = readClientHeaders(requestHeader);
-    if (Number.isNaN(headers.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
+    if (Number.isNaN(client.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
     const ref: RequestRef = { tenantId: principal.tenantId, requestId };
     const wake = new Wakeup();
     const unwatch = deps.bus.watch(ref, (carried) => wake.notify(carried));
@@ -65,8 +67,8 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
     const span = tracer.startSpan(SPAN.runSse, { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: ref.tenantId, [ATTR.requestId]: requestId } });
     let linked = false;
     const openedAt = Date.now();
-    const log = deps.logger.child({ tenant: ref.tenantId, requestId: ref.requestId });
-    log.debug(loggableHeaders(headers), "RunSSE opened");
+    // No child logger per stream: a waiting stream would hold it (and its bound level methods).
+    if (deps.logger.isLevelEnabled("debug")) deps.logger.debug({ tenant: ref.tenantId, requestId, ...loggableHeaders(client) }, "RunSSE opened");
     let endCode = "ok";
     try {
       // 1. Wait for the request's run to appear (a RunSSE may come before its first BidiAppend).
@@ -113,7 +115,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       leave = await guard(() => deps.bus.addReader(ref, randomUUID(), deps.timers.readerTtlMs));
 
       // 3. Replay, then follow live.
-      let index = headers.resumeAfter ?? 0;
+      let index = client.resumeAfter ?? 0;
       let batch = FIRST_READ_BATCH;
       let largest = 0;
       // Read at first and after a full page; otherwise only when the wake-ups since did not
@@ -181,7 +183,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       span.setAttribute(ATTR.endCode, endCode);
       if (endCode !== "ok" && endCode !== "client_gone") span.setStatus({ code: SpanStatusCode.ERROR, message: endCode });
       span.end();
-      if (leave) await leave().catch((err: unknown) => log.warn({ err }, "could not remove reader"));
+      if (leave) await leave().catch((err: unknown) => deps.logger.warn({ tenant: ref.tenantId, requestId, err }, "could not remove reader"));
     }
   };
 }

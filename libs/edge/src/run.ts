@@ -109,7 +109,7 @@ export async function serveRun(
     const failed = writer.then(() => new Promise<never>(() => {}));
     failed.catch(() => {});
     // The reader half: RunSSE's reader of the same request; it ends with the stored end.
-    const reading = forwardOutput(deps.frames(principal, requestId, headers, abort.signal), (frame) => send(encodeEnvelope(0, frame)), abort.signal, deps.logger);
+    const reading = forwardOutput(deps.frames(principal, requestId, client, abort.signal), (frame) => send(encodeEnvelope(0, frame)), abort.signal, deps.logger);
     end = await Promise.race([reading, failed]);
   } catch (err) {
     const error = streamError(err);

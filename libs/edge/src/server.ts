@@ -10,7 +10,8 @@ import type { OpenStreams } from "./open-streams.js";
 import { createConnectEdge, streamTypeOf, writeRefusal, writeStreamError, writeUnaryError, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
 import { readRunSseRequest } from "./run-sse-request.js";
-import { headersOf, serveRunSse } from "./run-sse-stream.js";
+import { acceptsGzip, headersOf, serveRunSse } from "./run-sse-stream.js";
+import { readClientHeaders } from "./client-headers.js";
 import { invalidArgument, overloaded } from "./errors.js";
 
 export const RUN_SSE_PATH = "/agent.v1.AgentService/RunSSE";
@@ -120,11 +121,10 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     }
     const admitted = deps.streams.admit();
     if (!admitted.ok) return writeStreamError(res, streamTypeOf(headers), admitted.error);
-    try {
-      await serveRunSse(res, { principal, requestId, headers, frames: output }, deps.logger, admitted.cut);
-    } finally {
-      admitted.release();
-    }
+    const stream = { principal, requestId, client: readClientHeaders(headers), gzip: acceptsGzip(headers), frames: output };
+    // Returned, not awaited: this function's frame (the request's Headers with it) is let go
+    // while the stream waits; serveRunSse releases the admission.
+    return serveRunSse(res, stream, deps.logger, admitted);
   };
 
   const served = (route: (req: IncomingMessage, res: ServerResponse) => Promise<void>, name: string): NodeHandler => (req, res) => {

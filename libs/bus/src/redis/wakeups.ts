@@ -12,10 +12,10 @@ export type WakeKind = "input" | "output" | "readers" | "conversation";
 const KIND_OF_MESSAGE: Record<string, WakeKind> = { i: "input", r: "readers", c: "conversation" };
 
 type Listener = (carried?: CarriedOutput) => void;
-type ChannelListeners = Record<WakeKind, Set<Listener>>;
+/** A kind's set is made on its first listener: most channels only ever have one kind (a RunSSE stream's output). */
+type ChannelListeners = Partial<Record<WakeKind, Set<Listener>>>;
 
-const noListeners = (): ChannelListeners => ({ input: new Set(), output: new Set(), readers: new Set(), conversation: new Set() });
-const listenerCount = (l: ChannelListeners): number => l.input.size + l.output.size + l.readers.size + l.conversation.size;
+const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l.output?.size ?? 0) + (l.readers?.size ?? 0) + (l.conversation?.size ?? 0);
 
 /**
  * Multiplexes every watch()/watchInput() of one bus instance over ONE subscriber connection
@@ -49,7 +49,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
   const wakeAll = (channel: string) => {
     const l = byChannel.get(channel);
     if (!l) return;
-    for (const fn of [...l.output, ...l.input, ...l.readers, ...l.conversation]) call(fn);
+    for (const fn of [...(l.output ?? []), ...(l.input ?? []), ...(l.readers ?? []), ...(l.conversation ?? [])]) call(fn);
   };
 
   const subscribe = (channels: string[]) => {
@@ -71,7 +71,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
     // "O…": an output wake-up carrying the frame it announces.
     const carried = decodeCarried(message);
     const set = l[carried ? "output" : (KIND_OF_MESSAGE[message.toString("latin1")] ?? "output")];
-    for (const fn of [...set]) call(fn, carried);
+    if (set) for (const fn of [...set]) call(fn, carried);
   });
   // First connection and every reconnect: (re)subscribe every channel with listeners.
   sub.on("ready", () => subscribe([...byChannel.keys()]));
@@ -80,8 +80,8 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
     listen(channel, kind, fn) {
       let l = byChannel.get(channel);
       const fresh = !l;
-      if (!l) byChannel.set(channel, (l = noListeners()));
-      const set = l[kind];
+      if (!l) byChannel.set(channel, (l = {}));
+      const set = (l[kind] ??= new Set());
       // One registration per call even if the same function is passed twice.
       const entry: Listener = (carried) => fn(carried);
       set.add(entry);
