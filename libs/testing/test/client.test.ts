@@ -24,6 +24,9 @@ import {
   createCursorClient,
   createFrameDecoder,
   execResultMessage,
+  fetchTransport,
+  nodeHttpTransport,
+  type HttpTransport,
   heartbeatMessage,
   interactionResponseMessage,
   kvSetBlobResultMessage,
@@ -145,7 +148,10 @@ function handMadeStream(): Uint8Array {
   return Buffer.concat(parts);
 }
 
-describe("RunSSE parsing", () => {
+/** Both ways the client sends (fetch for tests, node:http for load generation) read the same streams. */
+const transports: [string, () => HttpTransport][] = [["fetch", () => fetchTransport], ["node:http", () => nodeHttpTransport()]];
+
+describe.each(transports)("RunSSE parsing over %s", (_name, transport) => {
   it("decodes envelopes split across TCP chunks, a gzip frame, heartbeats and the end-stream", async () => {
     const body = handMadeStream();
     const { baseUrl, requests } = await serve(async (_req, res) => {
@@ -153,7 +159,7 @@ describe("RunSSE parsing", () => {
       await writeSplit(res, body, 3);
       res.end();
     });
-    const client = createCursorClient({ baseUrl, authToken: "tok", ghostMode: true });
+    const client = createCursorClient({ transport: transport(), baseUrl, authToken: "tok", ghostMode: true });
     const r = await client.collect("req-1", { acceptCompression: true, resumeAfter: 2 });
 
     expect(r.status).toBe(200);
@@ -201,7 +207,7 @@ describe("RunSSE parsing", () => {
       await writeSplit(res, Buffer.concat([m, m.subarray(0, 4)]), 5);
       res.end();
     });
-    const client = createCursorClient({ baseUrl });
+    const client = createCursorClient({ transport: transport(), baseUrl });
     const r = await client.collect("req-t");
     expect(r.truncated).toBe(true);
     expect(r.end).toBeUndefined();
@@ -216,7 +222,7 @@ describe("RunSSE parsing", () => {
     const { baseUrl } = await serve((_req, res) => {
       res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ code: "unauthenticated", message: "bad token" }));
     });
-    const r = await createCursorClient({ baseUrl }).collect("req-e");
+    const r = await createCursorClient({ transport: transport(), baseUrl }).collect("req-e");
     expect(r.status).toBe(401);
     expect(r.httpError).toEqual({ status: 401, code: "unauthenticated", message: "bad token" });
   });
@@ -292,12 +298,12 @@ async function serveOneQuery(query: Uint8Array, tail: Uint8Array[] = []) {
   return { baseUrl, appended };
 }
 
-describe("runTurn", () => {
+describe.each(transports)("runTurn over %s", (_name, transport) => {
   it("opens RunSSE, appends seqno 1, and lets the hook answer a query with seqno 2", async () => {
     const query: Uint8Array = serverMsg({ message: { case: "kvServerMessage", value: { id: 5, message: { case: "setBlobArgs", value: {} } } } });
     const done: AgentServerMessage = create(AgentServerMessageSchema, { message: { case: "interactionUpdate", value: { message: { case: "textDelta", value: { text: "done" } } } } });
     const { baseUrl, appended } = await serveOneQuery(query, [toBinary(AgentServerMessageSchema, done)]);
-    const client = createCursorClient({ baseUrl });
+    const client = createCursorClient({ transport: transport(), baseUrl });
     const r = await client.runTurn({
       requestId: "req-turn",
       message: runRequestMessage({ text: "go", conversationId: "c", modelId: "m" }),
