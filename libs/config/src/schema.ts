@@ -48,6 +48,12 @@ export const TimersSchema = z.object({
   /** Tenant records (retention, privacy policy, rate and budget limits) a process reads for runs are cached this long. */
   contentPolicyCacheMs: ms(5_000),
   /**
+   * A verified gateway API key is trusted this long per process without reading it again (every
+   * request of a turn authenticates); a revocation made on another replica holds within it.
+   * 0 reads the key on every request.
+   */
+  apiKeyCacheMs: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  /**
    * A budget reservation is a lease of this length, renewed every third of it while its
    * attempt runs; a crashed worker's reservation stops counting at most this long after its
    * last renewal. 1 s to 1 h.

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "@byok/config";
-import { createAesGcmKek, createStore, kekFromEnv, KEK_ENV, loadOrCreateFileKek, type GatewayStore, type KeyEncryptionKey } from "@byok/store";
+import { cacheApiKeyVerification, createAesGcmKek, createStore, kekFromEnv, KEK_ENV, loadOrCreateFileKek, type GatewayStore, type KeyEncryptionKey } from "@byok/store";
 
 /** The KEK of a process: GATEWAY_KEK when set, else the data dir's generated file (embedded only). */
 export async function kekFor(config: Pick<GatewayConfig, "kek">, fallback: { dataDir: string } | "ephemeral" | undefined): Promise<KeyEncryptionKey | undefined> {
@@ -13,9 +13,16 @@ export async function kekFor(config: Pick<GatewayConfig, "kek">, fallback: { dat
 /**
  * Opens the configured store (with its KEK, when the process opens credentials) for a gateway
  * process (ingress, worker, embedded gateway, admin); `maxConnections` caps the Postgres pool of processes that only look up keys.
+ * With `apiKeyCacheMs` (GATEWAY_API_KEY_CACHE_MS, processes that authenticate gateway requests),
+ * keys it verified are trusted that long; its own revocations (the embedded gateway's admin API)
+ * hold at once.
  */
-export async function openGatewayStore(config: Pick<GatewayConfig, "store">, kek: KeyEncryptionKey | undefined, opts: { maxConnections?: number } = {}): Promise<GatewayStore> {
-  return createStore(
+export async function openGatewayStore(
+  config: Pick<GatewayConfig, "store">,
+  kek: KeyEncryptionKey | undefined,
+  opts: { maxConnections?: number; apiKeyCacheMs?: number } = {},
+): Promise<GatewayStore> {
+  const store = await createStore(
     config.store.driver === "postgres"
       ? {
           driver: "postgres", url: config.store.url, ...(config.store.schema ? { schema: config.store.schema } : {}), ...(kek ? { kek } : {}),
@@ -23,5 +30,6 @@ export async function openGatewayStore(config: Pick<GatewayConfig, "store">, kek
         }
       : { driver: "pglite", ...(config.store.dataDir ? { dataDir: config.store.dataDir } : {}), ...(kek ? { kek } : {}) },
   );
+  return opts.apiKeyCacheMs ? { ...store, apiKeys: cacheApiKeyVerification(store.apiKeys, opts.apiKeyCacheMs) } : store;
 }
 

@@ -50,6 +50,7 @@ export type { CommonStoreOptions, StoreOptions } from "./options.js";
 export { StoreError, isStoreError, isStoreUnavailable, type StoreErrorCode } from "./errors.js";
 export { knownMigrations } from "./migrations.js";
 export { cacheTenantReads } from "./tenancy/cached-tenants.js";
+export { cacheApiKeyVerification } from "./tenancy/cached-api-keys.js";
 export { contentStore, type ContentMode, type HeldContent, type RunContent } from "./content/ephemeral.js";
 export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";
 export { KekError, type KekErrorCode, type KeyEncryptionKey, type SealedSecret } from "./crypto/kek.js";
