@@ -31,7 +31,9 @@ export const fetchTransport: HttpTransport = async (url, init) => {
  * Cursor's clients hold one per stream; short requests (BidiAppend) share keep-alive connections.
  */
 export function nodeHttpTransport(): HttpTransport {
-  const keepAlive = new Agent({ keepAlive: true });
+  // Idle pooled connections close after 4 s, before the gateway's HTTP keep-alive timeout (5 s,
+  // Node's default): a request sent on a connection the server is closing would fail ECONNRESET.
+  const keepAlive = new Agent({ keepAlive: true, timeout: 4_000 });
   return (url, init) =>
     new Promise<PostResponse>((resolve, reject) => {
       const req = request(url, {
