@@ -89,6 +89,13 @@ export const LimitsSchema = z.object({
    */
   listenBacklog: z.coerce.number().int().min(1).max(65_535).default(4_096),
   /**
+   * Listening sockets on the edge port (Linux: SO_REUSEPORT, the kernel spreads new connections
+   * over them; one elsewhere). Node accepts one connection per listening socket per turn of the
+   * event loop: with one, a replica busy streaming takes new connections only a few dozen a
+   * second; with eight, eight times that.
+   */
+  listenSockets: z.coerce.number().int().min(1).max(64).default(8),
+  /**
    * Bytes of output frames one RunSSE / Run stream reads from the bus at a time (the batch is
    * cut to about this much of the largest frame seen, at least one frame): what a stream whose
    * client stopped reading holds while it is parked. 64 KiB to 64 MiB.

@@ -47,6 +47,9 @@ describe("loadConfig", () => {
   it("reads the connection limit (default 30000) and refuses one that is not a positive integer up to 1,000,000", () => {
     expect(loadConfig({}).limits.maxConnections).toBe(30_000);
     expect(loadConfig({}).limits.listenBacklog).toBe(4_096);
+    expect(loadConfig({}).limits.listenSockets).toBe(8);
+    expect(loadConfig({ GATEWAY_LISTEN_SOCKETS: "1" }).limits.listenSockets).toBe(1);
+    for (const bad of ["0", "65", "two"]) expect(() => loadConfig({ GATEWAY_LISTEN_SOCKETS: bad })).toThrow(/listenSockets/);
     expect(loadConfig({ GATEWAY_LISTEN_BACKLOG: "128" }).limits.listenBacklog).toBe(128);
     for (const bad of ["0", "65536", "many"]) expect(() => loadConfig({ GATEWAY_LISTEN_BACKLOG: bad })).toThrow(/listenBacklog/);
     expect(loadConfig({ GATEWAY_MAX_CONNECTIONS: "500" }).limits.maxConnections).toBe(500);

@@ -9,6 +9,12 @@
  * The HTTP/1.1 server keeps its own connection bookkeeping (closeAllConnections, closeIdleConnections
  * for drain, the headers timeout) although the net listener, not it, listens (trackedHttp1).
  *
+ * Accepting (GATEWAY_LISTEN_SOCKETS, docs/operations.md "Sizing"): Node accepts one connection per
+ * listening socket per turn of the event loop, so a replica busy streaming (turns of tens of ms)
+ * would take new connections a few dozen a second. On Linux the port is held by that many
+ * listening sockets (SO_REUSEPORT; the kernel spreads connections over them), each accepted
+ * from in the same turn; elsewhere by one.
+ *
  * Connection limit (GATEWAY_MAX_CONNECTIONS, README "Limits"): every accepted TCP connection
  * counts (keep-alive sockets, a BidiAppend's, an HTTP/2 session with all its streams) until it
  * closes. A connection that arrives past the limit is not dropped (a client would see a reset or
@@ -50,8 +56,10 @@ export interface EdgeListenOptions {
   host: string;
   port: number;
   tls: { certFile: string; keyFile: string } | undefined;
-  /** The listen backlog (GATEWAY_LISTEN_BACKLOG); Node's default (511) when undefined. */
+  /** The listen backlog of each listening socket (GATEWAY_LISTEN_BACKLOG); Node's default (511) when undefined. */
   backlog?: number;
+  /** Listening sockets on the port (GATEWAY_LISTEN_SOCKETS; SO_REUSEPORT, Linux only: one elsewhere). Default 1. */
+  sockets?: number;
   /** The connection limit; `refuse` answers every request of a connection past `max`. */
   connections?: { max: number; refuse: Handler; metrics?: GatewayMetrics };
 }
@@ -90,10 +98,9 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
   };
   const route = (socket: Socket, h2: boolean, admitted: boolean) =>
     (admitted ? (h2 ? http2 : http1) : h2 ? refusing!.http2 : refusing!.http1).emit("connection", socket);
-  const listener = opts.tls
-    ? createTlsServer({ cert: readFileSync(opts.tls.certFile), key: readFileSync(opts.tls.keyFile), ALPNProtocols: ["h2", "http/1.1"] }, (s: TLSSocket) =>
-        route(s, s.alpnProtocol === "h2", admit(s)),
-      )
+  const tlsOptions = opts.tls ? { cert: readFileSync(opts.tls.certFile), key: readFileSync(opts.tls.keyFile), ALPNProtocols: ["h2", "http/1.1"] } : undefined;
+  const createListener = () => tlsOptions
+    ? createTlsServer(tlsOptions, (s: TLSSocket) => route(s, s.alpnProtocol === "h2", admit(s)))
     : createNetServer((socket) => {
         const admitted = admit(socket);
         // Until a server takes the socket it is ours: a client that resets it now (ECONNRESET)
@@ -112,13 +119,29 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
           route(socket, head.equals(H2_PREFACE.subarray(0, head.length)) && head.length === H2_PREFACE.length, admitted);
         });
       });
-  const url = await listen(listener, opts.host, opts.port, opts.tls ? "https" : "http", opts.backlog);
+  const scheme = opts.tls ? "https" : "http";
+  const sockets = process.platform === "linux" ? Math.max(1, opts.sockets ?? 1) : 1;
+  const reusePort = sockets > 1;
+  const listeners = [createListener()];
+  const url = await listen(listeners[0]!, opts.host, opts.port, scheme, { ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}), reusePort });
+  // The others on the port the first one got (port 0 picks a free one).
+  const port = (listeners[0]!.address() as AddressInfo).port;
+  try {
+    for (let i = 1; i < sockets; i++) {
+      const l = createListener();
+      await listen(l, opts.host, port, scheme, { ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}), reusePort });
+      listeners.push(l);
+    }
+  } catch (err) {
+    for (const l of listeners) l.close();
+    throw err;
+  }
   let stopped: Promise<void> | undefined;
-  const stopAccepting = () => (stopped ??= new Promise<void>((r) => listener.close(() => r())));
+  const stopAccepting = () => (stopped ??= Promise.all(listeners.map((l) => new Promise<void>((r) => l.close(() => r())))).then(() => undefined));
   return {
     http1,
     http2,
-    port: (listener.address() as AddressInfo).port,
+    port,
     url,
     stopAccepting,
     async close() {

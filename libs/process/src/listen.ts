@@ -7,10 +7,16 @@ import type { AddressInfo, Server as NetServer } from "node:net";
  * unspecified address (0.0.0.0, ::) is reached over loopback (127.0.0.1, [::1]); other IPv6
  * hosts are bracketed.
  */
-export async function listen(server: NetServer, host: string, port: number, scheme: "http" | "https" = "http", backlog?: number): Promise<string> {
+export async function listen(
+  server: NetServer,
+  host: string,
+  port: number,
+  scheme: "http" | "https" = "http",
+  opts: { backlog?: number; reusePort?: boolean } = {},
+): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen({ port, host, ...(backlog !== undefined ? { backlog } : {}) }, () => {
+    server.listen({ port, host, ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}), ...(opts.reusePort ? { reusePort: true } : {}) }, () => {
       server.off("error", reject);
       resolve();
     });

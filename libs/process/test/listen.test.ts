@@ -101,6 +101,37 @@ describe("listenEdge's listen backlog (GATEWAY_LISTEN_BACKLOG)", () => {
   });
 });
 
+/** The LISTEN sockets on 127.0.0.1:port, as the kernel lists them. */
+function listeningSockets(port: number): number {
+  return execFileSync("ss", ["-ltnH", `sport = :${port}`], { encoding: "utf8" }).trim().split("\n").filter((l) => l.startsWith("LISTEN")).length;
+}
+
+describe("listenEdge's listening sockets (GATEWAY_LISTEN_SOCKETS)", () => {
+  it.runIf(process.platform === "linux")("holds the port with that many sockets, serves connections through all of them, and closes them all", async () => {
+    const edge = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined, backlog: 1234, sockets: 4 });
+    try {
+      expect(listeningSockets(edge.port)).toBe(4);
+      expect(kernelBacklog(edge.port)).toBe(1234);
+      // The kernel spreads connections over the sockets by their addresses: many, each answered.
+      const answers = await Promise.all(Array.from({ length: 40 }, () => answer(edge.url)));
+      expect(answers.every((a) => a === "ok")).toBe(true);
+      await edge.stopAccepting();
+      expect(listeningSockets(edge.port)).toBe(0);
+    } finally {
+      await edge.close();
+    }
+  });
+
+  it("is one socket by default", async () => {
+    const edge = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined });
+    try {
+      expect(listeningSockets(edge.port)).toBe(1);
+    } finally {
+      await edge.close();
+    }
+  });
+});
+
 describe("listenEdge's HTTP/1.1 connections", () => {
   /** A request on `agent` (keep-alive: the connection stays open afterwards); resolves with the response and its socket. */
   const request = (url: string, agent: Agent | false) =>

@@ -119,6 +119,7 @@ export async function startGatewayService(config: GatewayConfig, opts: GatewaySe
       port: config.port,
       tls: config.controlPlane.tls,
       backlog: config.limits.listenBacklog,
+      sockets: config.limits.listenSockets,
       connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
     },
   );

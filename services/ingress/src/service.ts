@@ -89,6 +89,7 @@ export async function startIngressService(config: GatewayConfig, opts: IngressSe
     port: config.port,
     tls: config.controlPlane.tls,
     backlog: config.limits.listenBacklog,
+    sockets: config.limits.listenSockets,
     connections: { max: config.limits.maxConnections, refuse: createConnectionRefusal(config.limits.maxConnections), metrics },
   });
   const server = edge.http1;
