@@ -27,7 +27,7 @@ export interface GatewayConfig {
   limits: Limits;
   store: StoreConfig;
   redisUrl: string | undefined;
-  /** Redis bus, run queue and worker settings (used in distributed mode; defaults otherwise). */
+  /** Redis bus, run queue and worker settings (distributed mode; the embedded gateway uses workerConcurrency and maxWaitingRuns). */
   distributed: DistributedConfig;
   /** Client-sent base URLs on loopback/private/link-local addresses are allowed (embedded default). */
   allowPrivateBaseUrls: boolean;

@@ -127,12 +127,12 @@ export const DistributedSchema = z.object({
   queueName: z.string().regex(/^[A-Za-z0-9_.-]+$/, "letters, digits, _ . - only").default("runs"),
   /** BullMQ key prefix; must be one hash tag `{...}` so the whole queue lives in one cluster slot. */
   queuePrefix: z.string().regex(/^\{[^{}:\s]+\}$/, "must be a hash tag like {byok}").default("{byok}"),
-  /** Run generations one worker process executes at once. */
+  /** Run generations one worker process (or the embedded gateway) executes at once; later ones wait for a slot. */
   workerConcurrency: z.coerce.number().int().min(1).max(10_000).default(256),
   /**
    * Runs waiting in the queue for a worker (every worker busy at its concurrency) past which
    * the ingress refuses a new run at once: `resource_exhausted`, retryable, `retry-after`.
-   * 0: no limit (runs queue without bound).
+   * 0: no limit (runs queue without bound). The embedded gateway applies it to its own waiting runs.
    */
   maxWaitingRuns: z.coerce.number().int().min(0).default(10_000),
   /**

@@ -75,7 +75,12 @@ export async function startGatewayService(config: GatewayConfig, opts: GatewaySe
   const bus = (opts.bus ?? createMemoryBus)(busOptionsOf(config));
   const engine = createServiceEngine({ config, bus, store, tenancy, logger, metrics, ...(opts.retry ? { retry: opts.retry } : {}) });
 
-  const dispatcher = createInProcessDispatcher(engine, bus, logger, { dedupeWindowMs: config.timers.dispatchDedupeMs });
+  const dispatcher = createInProcessDispatcher(engine, bus, logger, {
+    dedupeWindowMs: config.timers.dispatchDedupeMs,
+    concurrency: config.distributed.workerConcurrency,
+    maxWaitingRuns: config.distributed.maxWaitingRuns,
+  });
+  metrics.queueDepthFrom(async () => ({ ...dispatcher.counts(), delayed: 0, prioritized: 0 }));
   const controlPlane = createControlPlane({
     config,
     store,
