@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { fromBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, metricSum, runRequestMessage, scrapeMetrics, waitFor } from "@byok/testing";
+import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, metricSum, runRequestMessage, scrapeMetrics, streamingTurn, waitFor } from "@byok/testing";
 import { ErrorDetailsSchema } from "@byok/wire";
 import { startHarness, TEST_MODEL, type Harness } from "./harness.js";
 
@@ -23,11 +23,7 @@ describe("embedded gateway: runs past its concurrency", () => {
   it("runs one at a time, queues the next, refuses past the waiting limit at once, and admits again after", async () => {
     const client = createCursorClient({ baseUrl: h.gw.url });
     h.sim.enqueue({ text: Array.from({ length: 30 }, (_, i) => `a${i} `), chunkDelayMs: 50 }, { text: "b done" });
-    let streaming = false;
-    let aEnded = false;
-    const a = client.runTurn({ requestId: `busy-${randomUUID()}`, message: turnMessage("a"), onMessage: () => void (streaming = true) });
-    void a.finally(() => (aEnded = true));
-    await waitFor(() => streaming, 30_000, "run A streaming");
+    const a = await streamingTurn(client, { requestId: `busy-${randomUUID()}`, message: turnMessage("a") });
     const b = client.runTurn({ requestId: `waiting-${randomUUID()}`, message: turnMessage("b") });
     const depth = async (state: string) => metricSum(await scrapeMetrics(h.gw.url), "byok_queue_depth", { state });
     await waitFor(async () => (await depth("waiting")) === 1, 10_000, "run B waiting for the slot");
@@ -39,7 +35,7 @@ describe("embedded gateway: runs past its concurrency", () => {
     const { body, headers } = encodeAppendBody(requestId, 1, turnMessage("c"));
     const res = await fetch(h.gw.url + BIDI_APPEND_PATH, { method: "POST", headers: { ...cursorHeaders(requestId, {}), ...headers }, body });
     const refusal = JSON.parse(await res.text()) as { code: string; message: string; details?: { type: string; value: string }[] };
-    expect(aEnded).toBe(false);
+    expect(a.ended()).toBe(false);
     expect(asked("b")).toBe(false);
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("2");
@@ -51,7 +47,7 @@ describe("embedded gateway: runs past its concurrency", () => {
     expect(read.end).toMatchObject({ ok: false, code: "resource_exhausted" });
 
     // A finishes, then B (which waited for the slot) runs; C never reached the provider.
-    expect((await a).end).toEqual({ ok: true });
+    expect((await a.result).end).toEqual({ ok: true });
     const rb = await b;
     expect(rb.end).toEqual({ ok: true });
     expect(rb.textDeltas).toBe("b done");

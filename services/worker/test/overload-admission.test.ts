@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fromBinary } from "@bufbuild/protobuf";
-import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, metricDelta, runRequestMessage, scrapeMetrics } from "@byok/testing";
+import { BIDI_APPEND_PATH, collectItems, createCursorClient, cursorHeaders, encodeAppendBody, metricDelta, runRequestMessage, scrapeMetrics, streamingTurn } from "@byok/testing";
 import { ErrorDetailsSchema } from "@byok/wire";
 import { SERVICE_START_MS, startTestCluster, TEST_MODEL, waitFor, type TestCluster } from "./process-harness.js";
 
@@ -30,11 +30,7 @@ describe("overload: runs past the worker concurrency (real processes)", () => {
     const client = createCursorClient({ baseUrl: c.ingress[0]!.url, authToken: c.authToken });
     // Run A holds the worker's only slot while it streams; run B waits for it.
     c.sim.enqueue({ text: Array.from({ length: 80 }, (_, i) => `a${i} `), chunkDelayMs: 100 }, { text: "b done" });
-    let streaming = false;
-    let aEnded = false;
-    const a = client.runTurn({ requestId: `busy-${randomUUID()}`, message: turnMessage("a"), onMessage: () => void (streaming = true) });
-    void a.finally(() => (aEnded = true));
-    await waitFor(() => streaming, 30_000, "run A streaming");
+    const a = await streamingTurn(client, { requestId: `busy-${randomUUID()}`, message: turnMessage("a") });
     const b = client.runTurn({ requestId: `waiting-${randomUUID()}`, message: turnMessage("b") });
     await waitFor(async () => (await queue.getJobCountByTypes("waiting", "prioritized")) === 1, 10_000, "run B waiting for the worker");
 
@@ -50,7 +46,7 @@ describe("overload: runs past the worker concurrency (real processes)", () => {
     });
     const refusal = JSON.parse(await res.text()) as { code: string; message: string; details?: { type: string; value: string }[] };
     // At once: refused while run A still holds the worker (it did not wait for a slot).
-    expect(aEnded).toBe(false);
+    expect(a.ended()).toBe(false);
     expect(res.status).toBe(429);
     expect(res.headers.get("retry-after")).toBe("2");
     expect(refusal.code).toBe("resource_exhausted");
@@ -61,13 +57,13 @@ describe("overload: runs past the worker concurrency (real processes)", () => {
     expect(metricDelta(before, await scrapeMetrics(c.ingress[0]!.url))("byok_bidi_appends_total", { outcome: "overloaded" })).toBe(1);
     const read = await collectItems(reader.frames);
     // The waiting reader got the refusal as its end, also before run A was done.
-    expect(aEnded).toBe(false);
+    expect(a.ended()).toBe(false);
     expect(read.end).toMatchObject({ ok: false, code: "resource_exhausted" });
     if (read.end && !read.end.ok) expect(read.end.errorDetails[0]?.details?.isRetryable).toBe(true);
     // Nothing was queued for it; the provider saw A and (later) B only.
     expect(await queue.getJobCountByTypes("waiting", "prioritized")).toBe(1);
 
-    expect((await a).end).toEqual({ ok: true });
+    expect((await a.result).end).toEqual({ ok: true });
     expect((await b).end).toEqual({ ok: true });
     // The worker is free and nothing waits: a new run is admitted and completes.
     c.sim.enqueue({ text: "admitted again" });
