@@ -13,7 +13,9 @@
  * listening socket per turn of the event loop, so a replica busy streaming (turns of tens of ms)
  * would take new connections a few dozen a second. On Linux the port is held by that many
  * listening sockets (SO_REUSEPORT; the kernel spreads connections over them), each accepted
- * from in the same turn; elsewhere by one.
+ * from in the same turn; elsewhere by one. A port another process holds is still refused
+ * (EADDRINUSE): it is probed with a plain socket first, since SO_REUSEPORT would otherwise let a
+ * second gateway of the same user share it and take half the connections.
  *
  * Connection limit (GATEWAY_MAX_CONNECTIONS, README "Limits"): every accepted TCP connection
  * counts (keep-alive sockets, a BidiAppend's, an HTTP/2 session with all its streams) until it
@@ -122,6 +124,13 @@ export async function listenEdge(handler: Handler, opts: EdgeListenOptions): Pro
   const scheme = opts.tls ? "https" : "http";
   const sockets = process.platform === "linux" ? Math.max(1, opts.sockets ?? 1) : 1;
   const reusePort = sockets > 1;
+  // A fixed port: fail as a plain listen would if anything holds it (port 0 never shares: the
+  // kernel picks a port no socket is bound to).
+  if (reusePort && opts.port !== 0) {
+    const probe = createNetServer();
+    await listen(probe, opts.host, opts.port);
+    await new Promise<void>((r) => probe.close(() => r()));
+  }
   const listeners = [createListener()];
   const url = await listen(listeners[0]!, opts.host, opts.port, scheme, { ...(opts.backlog !== undefined ? { backlog: opts.backlog } : {}), reusePort });
   // The others on the port the first one got (port 0 picks a free one).

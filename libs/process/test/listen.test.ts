@@ -122,6 +122,17 @@ describe("listenEdge's listening sockets (GATEWAY_LISTEN_SOCKETS)", () => {
     }
   });
 
+  it.runIf(process.platform === "linux")("refuses a port another listener holds (EADDRINUSE), although its sockets would share it", async () => {
+    const first = await listenEdge((_req, res) => res.end("first"), { host: "127.0.0.1", port: 0, tls: undefined, sockets: 4 });
+    try {
+      await expect(listenEdge((_req, res) => res.end("second"), { host: "127.0.0.1", port: first.port, tls: undefined, sockets: 4 })).rejects.toMatchObject({ code: "EADDRINUSE" });
+      expect(listeningSockets(first.port)).toBe(4);
+      expect(await answer(first.url)).toBe("first");
+    } finally {
+      await first.close();
+    }
+  });
+
   it("is one socket by default", async () => {
     const edge = await listenEdge((_req, res) => res.end("ok"), { host: "127.0.0.1", port: 0, tls: undefined });
     try {
