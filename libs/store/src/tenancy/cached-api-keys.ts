@@ -38,8 +38,10 @@ export function cacheApiKeyVerification(repo: ApiKeyRepository, ttlMs: number): 
       return verified;
     },
     async revoke(tenantId, keyId) {
+      const revoked = await repo.revoke(tenantId, keyId);
+      // After the write: a verification that read the row before it cannot be kept past this.
       for (const [entry, { key }] of cache) if (key.tenantId === tenantId && key.keyId === keyId) cache.delete(entry);
-      return repo.revoke(tenantId, keyId);
+      return revoked;
     },
   };
 }
