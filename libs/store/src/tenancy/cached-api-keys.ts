@@ -39,7 +39,8 @@ export function cacheApiKeyVerification(repo: ApiKeyRepository, ttlMs: number): 
     },
     async revoke(tenantId, keyId) {
       const revoked = await repo.revoke(tenantId, keyId);
-      // After the write: a verification that read the row before it cannot be kept past this.
+      // After the write, so a verification that read the row before it and finished meanwhile is
+      // dropped too (one still in flight may keep the key for up to the TTL, as on another replica).
       for (const [entry, { key }] of cache) if (key.tenantId === tenantId && key.keyId === keyId) cache.delete(entry);
       return revoked;
     },
