@@ -112,6 +112,17 @@ describe("tenancy through the embedded gateway", () => {
     expect((await t.client.runTurn({ requestId: rid("goodkey"), message: runRequestMessage({ text: "hi", conversationId: "c-good", modelId: "tenant-model" }) })).end).toEqual({ ok: true });
   });
 
+  it("refuses a key revoked through the admin API at once, though it just authenticated a turn (GATEWAY_API_KEY_CACHE_MS)", async () => {
+    const t = await tenant("revoke-now");
+    h.sim.enqueue({ text: "before", usage: { inputTokens: 1, outputTokens: 1 } });
+    // Verified and kept by the process's key cache (5 s by default).
+    expect((await t.client.runTurn({ requestId: rid("before-revoke"), message: runRequestMessage({ text: "hi", conversationId: "c-rn", modelId: "tenant-model" }) })).end).toEqual({ ok: true });
+    expect((await admin("POST", `/v1/tenants/revoke-now/keys/${t.keyId}/revoke`)).status).toBe(200);
+    const a = await t.client.append(rid("after-revoke"), 1, runRequestMessage({ text: "hi", conversationId: "c-rn", modelId: "tenant-model" }));
+    expect(a).toMatchObject({ ok: false, code: "unauthenticated" });
+    if (!a.ok) expect(a.message).toMatch(/revoked/);
+  });
+
   it("isolates tenants on every RPC: another tenant's request is not_found on RunSSE and appends land in the caller's tenant", async () => {
     const a = await tenant("iso-a");
     const b = await tenant("iso-b");
