@@ -11,7 +11,8 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ClientRequest } from "node:http";
 import { waitFor } from "@byok/testing";
-import { benchGatewayEnv, holdIdleStream, startBenchSim } from "./scenarios.js";
+import { holdIdleRunSse } from "@byok/testing";
+import { benchGatewayEnv, startBenchSim } from "./scenarios.js";
 import { distributedSetup, metric, spawnProc, startRedis, type Proc } from "./services.js";
 import { round } from "./stats.js";
 
@@ -153,7 +154,7 @@ async function attribute(mode: string, p: Proc, dir: string, authToken?: string)
   const base = byOwner(await snapshot(p, dir));
   const held: ClientRequest[] = [];
   try {
-    for (let i = 0; i < N; i++) held.push(holdIdleStream(p.url, `bench-idle-${i}-${crypto.randomUUID()}`, authToken));
+    for (let i = 0; i < N; i++) held.push(holdIdleRunSse(p.url, `bench-idle-${i}-${crypto.randomUUID()}`, authToken ? { authToken } : {}));
     await waitFor(async () => (await metric(p.url, "byok_run_sse_open")) >= N, 120_000, `${N} streams open`);
     await new Promise((r) => setTimeout(r, 2_000));
     const withStreams = byOwner(await snapshot(p, dir));

@@ -1,14 +1,12 @@
 // Load scenarios. The load generator (this process) drives real gateway processes over HTTP/1.1
 // with the Cursor-protocol test client; the provider simulator runs here too.
 import { randomUUID } from "node:crypto";
-import { request as httpRequest, type ClientRequest } from "node:http";
-import { create, toBinary } from "@bufbuild/protobuf";
+import type { ClientRequest } from "node:http";
 import { performance } from "node:perf_hooks";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { runJobId } from "@byok/bus";
-import { BidiRequestIdSchema, encodeEnvelope } from "@byok/wire";
-import { createCursorClient, cursorHeaders, nodeHttpTransport, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
+import { createCursorClient, holdIdleRunSse, nodeHttpTransport, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
 import { metric, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
@@ -237,24 +235,6 @@ export interface IdleResult {
 }
 
 /**
- * One RunSSE stream over node:http for a request that never comes, held by its ClientRequest
- * (not by a fetch body, which undici cancels when it is garbage-collected: the stream would
- * close under the measurement). `agent: false`: one connection per stream, as Cursor clients do.
- */
-export function holdIdleStream(baseUrl: string, requestId: string, authToken?: string): ClientRequest {
-  const body = encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
-  const req = httpRequest(`${baseUrl}/agent.v1.AgentService/RunSSE`, {
-    method: "POST",
-    agent: false,
-    headers: { ...cursorHeaders(requestId, authToken ? { authToken } : {}), "content-type": "application/connect+proto", "content-length": String(body.byteLength) },
-  });
-  req.on("error", () => {});
-  req.on("response", (res) => res.resume());
-  req.end(body);
-  return req;
-}
-
-/**
  * Opens `n` idle RunSSE streams on one gateway process: requests that do not exist yet, held
  * by a raised not-found wait (GATEWAY_NOT_FOUND_WAIT_MS) and a long heartbeat. Heap and RSS from
  * the process's /metrics (nodejs default metrics), before and after.
@@ -269,7 +249,7 @@ export async function idleStreams(target: Proc, n: number, redis?: Redis, authTo
   const held: ClientRequest[] = [];
   try {
     for (let i = 0; i < n; i++) {
-      held.push(holdIdleStream(target.url, `bench-idle-${i}-${randomUUID()}`, authToken));
+      held.push(holdIdleRunSse(target.url, `bench-idle-${i}-${randomUUID()}`, authToken ? { authToken } : {}));
       if (i % 500 === 499) await waitFor(async () => (await metric(target.url, "byok_run_sse_open")) >= i + 1 - 50, 60_000, "streams opening");
     }
     await waitFor(async () => (await metric(target.url, "byok_run_sse_open")) >= n, 120_000, `${n} streams open`);

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  createCursorClient, createFrameDecoder, cursorHeaders, metricSum, parsePrometheus, runRequestMessage, type MetricSample, type StreamItem,
+  createCursorClient, createFrameDecoder, cursorHeaders, holdIdleRunSse, metricSum, parsePrometheus, runRequestMessage, type MetricSample, type StreamItem,
 } from "@byok/testing";
 import { BidiRequestIdSchema, encodeEnvelope } from "@byok/wire";
 import { decodeFrames, xrangeFrames } from "./frames.js";
@@ -38,20 +38,6 @@ const BASE_ALLOWANCE = 32 * MIB;
  * garbage of opening the streams (1000 streams measured 27–65 KiB each).
  */
 const IDLE_STREAM_BOUND = 96 * 1024;
-
-/** A RunSSE stream over node:http for a request that never comes: it waits, holding its connection. */
-function idleStream(baseUrl: string, authToken: string, requestId: string): ClientRequest {
-  const body = encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId })));
-  const req = request(`${baseUrl}/agent.v1.AgentService/RunSSE`, {
-    method: "POST",
-    agent: false,
-    headers: { ...cursorHeaders(requestId, { authToken }), "content-type": "application/connect+proto", "content-length": String(body.byteLength) },
-  });
-  req.on("error", () => {});
-  req.on("response", (res) => res.resume());
-  req.end(body);
-  return req;
-}
 
 /** A RunSSE reader over node:http whose response is paused (not read) until `drain()`. */
 function slowReader(baseUrl: string, authToken: string, requestId: string): Promise<{ res: IncomingMessage; drain(): Promise<StreamItem[]> }> {
@@ -132,7 +118,7 @@ describe("overload: memory of a real ingress stays bounded", () => {
     const idle: ClientRequest[] = [];
     try {
       for (let i = 0; i < IDLE_STREAMS; i++) {
-        idle.push(idleStream(c.ingress[0]!.url, c.authToken, `idle-${i}-${randomUUID()}`));
+        idle.push(holdIdleRunSse(c.ingress[0]!.url, `idle-${i}-${randomUUID()}`, { authToken: c.authToken }));
         // Bounded in flight: at most about 500 opening at a time.
         if (i % 500 === 499) await waitFor(async () => (await openStreams()) >= i + 1 - 50, 120_000, "idle streams opening");
       }

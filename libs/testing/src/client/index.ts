@@ -3,6 +3,7 @@ export * from "./messages.js";
 export { cursorHeaders, type CursorIdentity } from "./headers.js";
 export { parseConnectError, type ConnectErrorBody } from "./connect-error.js";
 export { streamingTurn, type StreamingTurn } from "./streaming-turn.js";
+export { holdIdleRunSse } from "./idle-stream.js";
 export { fetchTransport, nodeHttpTransport, type HttpTransport, type PostResponse } from "./transport.js";
 export { createFrameDecoder, StreamProtocolError, StreamTruncatedError, type FrameDecoder, type StreamItem } from "./frames.js";
 export { BIDI_APPEND_PATH, encodeAppendBody, type AppendOptions, type AppendResult } from "./append.js";
