@@ -5,6 +5,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withinOneMinuteWindow } from "@byok/testing";
 import { adminCall, startHarness, type Harness } from "./harness.js";
 
 const ADMIN_KEY = "admin-key-for-compat-tests-0123456789";
@@ -290,6 +291,7 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     expect((await admin("PUT", "/v1/tenants/slow/credentials/sim", { credential: { kind: "api_key", apiKey: SIM_KEY } })).status).toBe(200);
     expect((await admin("PUT", "/v1/tenants/slow/routes/chat-model", { targets: [{ provider: "openai-chat", model: "sim-chat", baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] })).status).toBe(200);
     h.sim.enqueue({ text: "first" });
+    await withinOneMinuteWindow();
     await openai(key).chat.completions.create({ model: "chat-model", messages: [{ role: "user", content: "hi" }] });
     const limited = await openai(key).chat.completions.create({ model: "chat-model", messages: [{ role: "user", content: "hi" }] }).catch((e: unknown) => e);
     expect(limited).toBeInstanceOf(OpenAI.RateLimitError);

@@ -7,7 +7,7 @@ import { Redis } from "ioredis";
 import { loadConfig } from "@byok/config";
 import { createRedisBudgetGuard, createRedisRateLimiter, type RateLimiter } from "@byok/metering";
 import { createLogger } from "@byok/telemetry";
-import { createCursorClient, runRequestMessage, startSimulator, type Simulator } from "@byok/testing";
+import { createCursorClient, runRequestMessage, startSimulator, withinOneMinuteWindow, type Simulator } from "@byok/testing";
 import { ErrorDetails_Error } from "@byok/wire";
 import { startGatewayService, type GatewayService } from "../src/index.js";
 
@@ -65,6 +65,7 @@ describe("rate limits across two replicas sharing Redis", () => {
   it("admits exactly the tenant's run starts per minute over both replicas; the rest end resource_exhausted + ERROR_RATE_LIMITED", async () => {
     const clients = gws.map((gw) => createCursorClient({ baseUrl: gw.url }));
     const results = [];
+    await withinOneMinuteWindow();
     for (let i = 0; i < 6; i++) {
       sim.enqueue({ text: `run ${i}`, usage: { inputTokens: 1, outputTokens: 1 } });
       results.push(await clients[i % 2]!.runTurn({ requestId: `replica-${i}`, message: runRequestMessage({ text: "go", conversationId: `c-${i}`, modelId: "m" }) }));
