@@ -1,4 +1,5 @@
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from "ioredis";
+import { coalesceClientWrites } from "./coalesce.js";
 
 /** ioredis connection options (host, port, password, tls ...) or a redis:// URL. */
 export type RedisConnectionOptions = RedisOptions;
@@ -27,14 +28,19 @@ export function isClusterTarget(target: RedisTarget): target is RedisClusterTarg
  * The one place a target becomes an ioredis client: one node by URL or by options, or a Cluster
  * over the seed nodes whose node connections take `nodeOptions` over the target's own, except
  * the settings a Cluster holds for itself (retries, reconnects, offline queue, lazy connect:
- * `clusterOptions` carries those). No listener is attached: the caller adds its "error" handler.
+ * `clusterOptions` carries those). Its socket writes are coalesced per event-loop turn
+ * (coalesce.ts). No other listener is attached: the caller adds its "error" handler.
  */
 export function createClient(target: RedisTarget, nodeOptions: RedisOptions, clusterOptions: Omit<ClusterOptions, "redisOptions"> = {}): RedisClient {
+  let client: RedisClient;
   if (isClusterTarget(target)) {
     const { maxRetriesPerRequest: _retries, retryStrategy: _reconnect, enableOfflineQueue: _queue, lazyConnect: _lazy, ...perNode } = nodeOptions;
-    return new Cluster(target.cluster, { ...clusterOptions, redisOptions: { ...target.nodeOptions, ...perNode } });
+    client = new Cluster(target.cluster, { ...clusterOptions, redisOptions: { ...target.nodeOptions, ...perNode } });
+  } else {
+    client = typeof target === "string" ? new Redis(target, nodeOptions) : new Redis({ ...target, ...nodeOptions });
   }
-  return typeof target === "string" ? new Redis(target, nodeOptions) : new Redis({ ...target, ...nodeOptions });
+  coalesceClientWrites(client);
+  return client;
 }
 
 export interface ConnectionTuning {
