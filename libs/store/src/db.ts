@@ -11,3 +11,9 @@ export function isUniqueViolation(e: unknown): boolean {
   }
   return false;
 }
+
+/** The rows of a raw statement's result (both drivers answer `{ rows }`). */
+export function rowsOf(result: unknown): unknown[] {
+  const rows = (result as { rows?: unknown }).rows;
+  return Array.isArray(rows) ? rows : [];
+}

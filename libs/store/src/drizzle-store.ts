@@ -5,9 +5,10 @@
  */
 import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
+import { rowsOf } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
-import { assertFence, claimFence, fencedError, fenceHolds } from "./fence.js";
+import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
 import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
@@ -45,22 +46,30 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return row === undefined ? undefined : toConversation(row);
     },
 
-    claimRun: (tenantId, fence) => claimFence(db, tenantId, fence),
+    claimRun: createFenceClaims(db),
 
     async appendHistory(entries, fence) {
       const target = appendTarget(entries);
       if (target === undefined) return [];
       const { tenantId, conversationId } = target;
       return db.transaction(async (tx) => {
-        // First, so a stale owner learns it at once (its fence row stays share-locked until commit).
-        await assertFence(tx, tenantId, fence);
         // Creating-or-touching the conversation row takes its row lock until commit: concurrent
         // appenders to this conversation queue here, so each reads the max(seq) the previous
         // one committed (READ COMMITTED takes a fresh snapshot per statement) and seqs stay contiguous.
-        await tx
-          .insert(conversations)
-          .values({ tenantId, conversationId })
-          .onConflictDoUpdate({ target: conversationKey, set: { updatedAt: sql`now()` } });
+        // A fenced append checks its fence in the same statement, first (the fence row stays
+        // share-locked until commit): no row means a newer claim, and nothing is written.
+        if (fence === undefined) {
+          await tx
+            .insert(conversations)
+            .values({ tenantId, conversationId })
+            .onConflictDoUpdate({ target: conversationKey, set: { updatedAt: sql`now()` } });
+        } else {
+          const columns = sql.join([conversations.tenantId, conversations.conversationId].map((col) => sql.identifier(col.name)), sql`, `);
+          const touched = await tx.execute(
+            sql`insert into ${conversations} (${columns}) select ${tenantId}, ${conversationId} where ${fenceHolds(tenantId, fence)} on conflict (${columns}) do update set ${sql.identifier(conversations.updatedAt.name)} = now() returning 1`,
+          );
+          if (rowsOf(touched).length === 0) throw fencedError(fence);
+        }
 
         // One read (after the lock above): the conversation's last seq, and the rows already
         // stored under the entries' dedupe keys (left-joined, so the max comes back without any).
@@ -173,12 +182,6 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return closing;
     },
   };
-}
-
-/** The rows of a raw statement's result (both drivers answer `{ rows }`). */
-function rowsOf(result: unknown): unknown[] {
-  const rows = (result as { rows?: unknown }).rows;
-  return Array.isArray(rows) ? rows : [];
 }
 
 function toRow(e: NewHistoryEntry, seq: number, dedupeKey: string | null): typeof history.$inferInsert {

@@ -7,22 +7,36 @@ import type { RunFence } from "./types.js";
 /** Anything that runs statements: the database or an open transaction. */
 type Executor = Pick<Db, "select" | "insert" | "delete">;
 
+/** How often one store prunes a tenant's day-old fences (at its first claim for the tenant, then at most this often). */
+export const FENCE_PRUNE_INTERVAL_MS = 10 * 60_000;
+
 /**
- * Records `fence.epoch` as the generation's latest claim (never lowering it) and prunes the
- * tenant's day-old fences. True when the epoch is the latest, false when a newer owner already
- * claimed: then every write of this epoch is refused.
+ * The store's claims: each records `fence.epoch` as the generation's latest claim (never
+ * lowering it). True when the epoch is the latest, false when a newer owner already claimed:
+ * then every write of this epoch is refused. A tenant's day-old fences are pruned at its first
+ * claim and then at most every FENCE_PRUNE_INTERVAL_MS, not at every claim (one statement less
+ * per run; a fence is only read while its run can still be taken over, minutes).
  */
-export async function claimFence(db: Executor, tenantId: string, fence: RunFence): Promise<boolean> {
-  const [row] = await db
-    .insert(runFences)
-    .values({ tenantId, requestId: fence.requestId, generation: fence.generation, epoch: fence.epoch })
-    .onConflictDoUpdate({
-      target: [runFences.tenantId, runFences.requestId, runFences.generation],
-      set: { epoch: sql`greatest(${runFences.epoch}, excluded.epoch)`, claimedAt: sql`now()` },
-    })
-    .returning({ epoch: runFences.epoch });
-  await db.delete(runFences).where(and(eq(runFences.tenantId, tenantId), lt(runFences.claimedAt, sql`now() - interval '1 day'`)));
-  return row !== undefined && row.epoch === fence.epoch;
+export function createFenceClaims(db: Executor, now: () => number = Date.now): (tenantId: string, fence: RunFence) => Promise<boolean> {
+  const prunedAt = new Map<string, number>();
+  const MAX_TENANTS = 10_000;
+  return async (tenantId, fence) => {
+    const [row] = await db
+      .insert(runFences)
+      .values({ tenantId, requestId: fence.requestId, generation: fence.generation, epoch: fence.epoch })
+      .onConflictDoUpdate({
+        target: [runFences.tenantId, runFences.requestId, runFences.generation],
+        set: { epoch: sql`greatest(${runFences.epoch}, excluded.epoch)`, claimedAt: sql`now()` },
+      })
+      .returning({ epoch: runFences.epoch });
+    const last = prunedAt.get(tenantId);
+    if (last === undefined || now() - last >= FENCE_PRUNE_INTERVAL_MS) {
+      if (prunedAt.size >= MAX_TENANTS) prunedAt.clear();
+      prunedAt.set(tenantId, now());
+      await db.delete(runFences).where(and(eq(runFences.tenantId, tenantId), lt(runFences.claimedAt, sql`now() - interval '1 day'`)));
+    }
+    return row !== undefined && row.epoch === fence.epoch;
+  };
 }
 
 /**

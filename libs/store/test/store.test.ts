@@ -119,6 +119,34 @@ describe("postgres", () => {
     }
   });
 
+  it("prunes a tenant's day-old run fences at a store's first claim for it, then not at every claim", async () => {
+    const tenant = `t-${randomUUID()}`;
+    const client = new pg.Client({ connectionString: (await postgres()).url });
+    await client.connect();
+    const old = (requestId: string) =>
+      client.query(`insert into "${schema}".run_fences (tenant_id, request_id, generation, epoch, claimed_at) values ($1, $2, 1, 1, now() - interval '2 days')`, [tenant, requestId]);
+    const fences = async () =>
+      (await client.query<{ request_id: string }>(`select request_id from "${schema}".run_fences where tenant_id = $1 order by request_id`, [tenant])).rows.map((r) => r.request_id);
+    const first = await open();
+    const second = await open();
+    try {
+      await old("old-1");
+      expect(await first.claimRun(tenant, { requestId: "new-1", generation: 1, epoch: 1 })).toBe(true);
+      expect(await fences()).toEqual(["new-1"]);
+      // The same store's next claim leaves a day-old fence for its next prune ...
+      await old("old-2");
+      expect(await first.claimRun(tenant, { requestId: "new-2", generation: 1, epoch: 1 })).toBe(true);
+      expect(await fences()).toEqual(["new-1", "new-2", "old-2"]);
+      // ... and another store (process) prunes at its own first claim.
+      expect(await second.claimRun(tenant, { requestId: "new-3", generation: 1, epoch: 1 })).toBe(true);
+      expect(await fences()).toEqual(["new-1", "new-2", "new-3"]);
+    } finally {
+      await client.end();
+      await first.close();
+      await second.close();
+    }
+  });
+
   it("keeps everything across close and reopen, without re-running migrations", async () => {
     const first = await open();
     await writeSample(first);

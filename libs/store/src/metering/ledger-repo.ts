@@ -7,8 +7,8 @@
  */
 import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import type { Db } from "../db.js";
-import { assertFence } from "../fence.js";
+import { rowsOf, type Db } from "../db.js";
+import { fencedError, fenceHolds } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
 import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyRequests, DailyUsage, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
@@ -16,81 +16,78 @@ import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyRequests, Daily
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {
     async record(e, at) {
-      return db.transaction(async (tx) => {
-        if (e.epoch !== undefined) await assertFence(tx, e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
-        const inserted = await tx
-          .insert(usageLedger)
-          .values({
-            tenantId: e.tenantId,
-            userId: e.userId ?? null,
-            keyId: e.keyId ?? null,
-            conversationId: e.conversationId,
-            requestId: e.requestId,
-            originalRequestId: e.originalRequestId ?? null,
-            generation: e.generation,
-            modelCallId: e.modelCallId,
-            attempt: e.attempt,
-            provider: e.provider,
-            upstreamModel: e.upstreamModel,
-            route: e.route,
-            credentialsSource: e.credentialsSource,
-            rawUsage: e.rawUsage ?? null,
-            inputTokens: e.inputTokens,
-            outputTokens: e.outputTokens,
-            cacheReadTokens: e.cacheReadTokens,
-            cacheWriteTokens: e.cacheWriteTokens,
-            reasoningTokens: e.reasoningTokens,
-            estimated: e.estimated,
-            priceVersion: e.priceVersion ?? null,
-            costMicroUsd: e.costMicroUsd,
-            ttftMs: e.ttftMs ?? null,
-            ttftOverheadUs: e.ttftOverheadUs ?? null,
-            durationMs: e.durationMs,
-            outcome: e.outcome,
-            ...(at === undefined ? {} : { createdAt: at }),
-          })
-          // A takeover marks the cut attempt `interrupted`; when the dead owner had already
-          // recorded it `ok` (the attempt ended just before the owner died, and the pass is run
-          // again), its output was superseded: the row becomes `interrupted`, usage unchanged,
-          // so a model call has exactly one `ok`. Any other repeat is a no-op.
-          .onConflictDoUpdate({
-            target: [usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt],
-            set: { outcome: "interrupted" },
-            setWhere: sql`${usageLedger.outcome} = 'ok' and excluded.outcome = 'interrupted'`,
-          })
-          .returning({ createdAt: usageLedger.createdAt, inserted: sql<boolean>`(xmax = 0)` });
-        const row = inserted[0];
-        // Updated (xmax ≠ 0) or untouched: the rollup already counts this attempt.
-        if (row === undefined || !row.inserted) return { inserted: false };
-        const add = (col: AnyPgColumn, n: number) => sql`${col} + ${n}`;
-        const sums = {
-          attempts: 1,
-          estimatedAttempts: e.estimated ? 1 : 0,
-          inputTokens: e.inputTokens,
-          outputTokens: e.outputTokens,
-          cacheReadTokens: e.cacheReadTokens,
-          cacheWriteTokens: e.cacheWriteTokens,
-          reasoningTokens: e.reasoningTokens,
-          costMicroUsd: e.costMicroUsd,
-        };
-        await tx
-          .insert(usageDaily)
-          .values({ tenantId: e.tenantId, day: utcDay(row.createdAt), userId: e.userId ?? "", model: e.upstreamModel, ...sums })
-          .onConflictDoUpdate({
-            target: [usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model],
-            set: {
-              attempts: add(usageDaily.attempts, sums.attempts),
-              estimatedAttempts: add(usageDaily.estimatedAttempts, sums.estimatedAttempts),
-              inputTokens: add(usageDaily.inputTokens, sums.inputTokens),
-              outputTokens: add(usageDaily.outputTokens, sums.outputTokens),
-              cacheReadTokens: add(usageDaily.cacheReadTokens, sums.cacheReadTokens),
-              cacheWriteTokens: add(usageDaily.cacheWriteTokens, sums.cacheWriteTokens),
-              reasoningTokens: add(usageDaily.reasoningTokens, sums.reasoningTokens),
-              costMicroUsd: add(usageDaily.costMicroUsd, sums.costMicroUsd),
-            },
-          });
-        return { inserted: true };
-      });
+      // One statement (one round trip, atomic by itself): the fence check, the ledger row and
+      // its rollup as data-modifying CTEs. The rollup row is only added to when the ledger row
+      // was new (xmax = 0): updated (a takeover's `interrupted` over an `ok`, see below) or
+      // untouched, the rollup already counts this attempt.
+      const fence = e.epoch === undefined ? sql`true` : fenceHolds(e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
+      const row: [AnyPgColumn, unknown][] = [
+        [usageLedger.tenantId, e.tenantId],
+        [usageLedger.userId, e.userId ?? null],
+        [usageLedger.keyId, e.keyId ?? null],
+        [usageLedger.conversationId, e.conversationId],
+        [usageLedger.requestId, e.requestId],
+        [usageLedger.originalRequestId, e.originalRequestId ?? null],
+        [usageLedger.generation, e.generation],
+        [usageLedger.modelCallId, e.modelCallId],
+        [usageLedger.attempt, e.attempt],
+        [usageLedger.provider, e.provider],
+        [usageLedger.upstreamModel, e.upstreamModel],
+        [usageLedger.route, e.route],
+        [usageLedger.credentialsSource, e.credentialsSource],
+        [usageLedger.rawUsage, e.rawUsage ?? null],
+        [usageLedger.inputTokens, e.inputTokens],
+        [usageLedger.outputTokens, e.outputTokens],
+        [usageLedger.cacheReadTokens, e.cacheReadTokens],
+        [usageLedger.cacheWriteTokens, e.cacheWriteTokens],
+        [usageLedger.reasoningTokens, e.reasoningTokens],
+        [usageLedger.estimated, e.estimated],
+        [usageLedger.priceVersion, e.priceVersion ?? null],
+        [usageLedger.costMicroUsd, e.costMicroUsd],
+        [usageLedger.ttftMs, e.ttftMs ?? null],
+        [usageLedger.ttftOverheadUs, e.ttftOverheadUs ?? null],
+        [usageLedger.durationMs, e.durationMs],
+        [usageLedger.outcome, e.outcome],
+        ...(at === undefined ? [] : [[usageLedger.createdAt, at] as [AnyPgColumn, unknown]]),
+      ];
+      const sums: [AnyPgColumn, number][] = [
+        [usageDaily.attempts, 1],
+        [usageDaily.estimatedAttempts, e.estimated ? 1 : 0],
+        [usageDaily.inputTokens, e.inputTokens],
+        [usageDaily.outputTokens, e.outputTokens],
+        [usageDaily.cacheReadTokens, e.cacheReadTokens],
+        [usageDaily.cacheWriteTokens, e.cacheWriteTokens],
+        [usageDaily.reasoningTokens, e.reasoningTokens],
+        [usageDaily.costMicroUsd, e.costMicroUsd],
+      ];
+      const name = (col: AnyPgColumn) => sql.identifier(col.name);
+      const names = (cols: AnyPgColumn[]) => sql.join(cols.map(name), sql`, `);
+      const typed = ([col, v]: [AnyPgColumn, unknown]) => sql`${sql.param(v, col)}::${sql.raw(col.getSQLType())}`;
+      const ledgerKey = names([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
+      const dailyKey = names([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
+      const result = await db.execute(sql`
+        with fence as (select ${fence} as holds),
+        ins as (
+          insert into ${usageLedger} (${names(row.map(([c]) => c))})
+          select ${sql.join(row.map(typed), sql`, `)} from fence where fence.holds
+          -- A takeover marks the cut attempt interrupted; when the dead owner had already recorded
+          -- it ok (the attempt ended just before the owner died, and the pass is run again), its
+          -- output was superseded: the row becomes interrupted, usage unchanged, so a model call
+          -- has exactly one ok. Any other repeat is a no-op.
+          on conflict (${ledgerKey}) do update set ${name(usageLedger.outcome)} = 'interrupted'
+            where ${usageLedger}.${name(usageLedger.outcome)} = 'ok' and excluded.${name(usageLedger.outcome)} = 'interrupted'
+          returning ${name(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
+        ),
+        rollup as (
+          insert into ${usageDaily} (${names([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...sums.map(([c]) => c)])})
+          select ${e.tenantId}::text, (created_at at time zone 'UTC')::date, ${e.userId ?? ""}::text, ${e.upstreamModel}::text, ${sql.join(sums.map(typed), sql`, `)}
+          from ins where inserted
+          on conflict (${dailyKey}) do update set ${sql.join(sums.map(([c]) => sql`${name(c)} = ${usageDaily}.${name(c)} + excluded.${name(c)}`), sql`, `)}
+        )
+        select (select holds from fence) as holds, coalesce((select inserted from ins), false) as inserted`);
+      const [out] = rowsOf(result) as { holds: boolean; inserted: boolean }[];
+      if (e.epoch !== undefined && out?.holds !== true) throw fencedError({ requestId: e.requestId, generation: e.generation, epoch: e.epoch });
+      return { inserted: out?.inserted === true };
     },
 
     async forRequest(tenantId, requestId) {
