@@ -3,7 +3,7 @@
 // takes a heap snapshot (after a full GC) with none and with them, and prints the growth per
 // stream by owner (bytes of the objects each constructor or named closure dominates). Not a test.
 //   BENCH_SCALE_MODES (embedded,distributed)  DATABASE_URL (local Postgres)
-//   BENCH_IDLE_HEAP_DIST=1: the compiled build as the image runs it (npm run build first). Under
+//   BENCH_DIST=1: the compiled build as the image runs it (npm run build first). Under
 //   tsx every named closure carries its own property array (esbuild's keepNames `__name`,
 //   256 B each), which the build has not.
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -18,7 +18,6 @@ import { round } from "./stats.js";
 
 const N = Number(process.env.BENCH_IDLE_HEAP_STREAMS ?? 2_000);
 const MODES = (process.env.BENCH_SCALE_MODES ?? "embedded,distributed").split(",");
-const DIST = process.env.BENCH_IDLE_HEAP_DIST === "1";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const TOP = Number(process.env.BENCH_IDLE_HEAP_TOP ?? 25);
 /** BENCH_IDLE_HEAP_DEPTH > 1: owners as chains of that many labelled dominators, with the owned node's kind (to drill down). */
@@ -190,7 +189,7 @@ const env = {
 const results: Record<string, unknown> = {};
 if (MODES.includes("embedded")) {
   const dir = mkdtempSync(join(tmpdir(), "byok-idle-heap-"));
-  const gw = await spawnProc("gateway", { ...env, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`], DIST);
+  const gw = await spawnProc("gateway", { ...env, GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`]);
   try {
     results.embedded = await attribute("embedded", gw, dir);
   } finally {
@@ -202,7 +201,7 @@ if (MODES.includes("distributed")) {
   const redis = await startRedis();
   const dir = mkdtempSync(join(tmpdir(), "byok-idle-heap-"));
   const d = await distributedSetup(env, redis.url, DATABASE_URL);
-  const ingress = await spawnProc("ingress", d.env, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`], DIST);
+  const ingress = await spawnProc("ingress", d.env, ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`]);
   try {
     results.distributed = await attribute("distributed", ingress, dir, d.key);
   } finally {

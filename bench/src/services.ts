@@ -42,8 +42,11 @@ export async function spawnProc(
   entry: "ingress" | "worker" | "gateway" | "relay",
   env: Record<string, string>,
   nodeArgs: string[] = [],
-  /** Run the compiled build as the image does (bin/byok.mjs; needs `npm run build`), not the sources under tsx. */
-  dist = false,
+  /**
+   * Run the compiled build as the image does (bin/byok.mjs; needs `npm run build`), not the
+   * sources under tsx. Default: BENCH_DIST=1 in the environment.
+   */
+  dist = process.env.BENCH_DIST === "1",
 ): Promise<Proc> {
   const main = entry === "relay" ? "bench/src/relay.ts" : `services/${entry}/src/main.ts`;
   const args = dist && entry !== "relay" ? ["--conditions=byok-dist", "bin/byok.mjs", entry] : ["--import", "tsx", main];
