@@ -1,6 +1,6 @@
 /**
  * LedgerRepository over drizzle. Rollups are maintained by the insert itself: in one
- * transaction the ledger row is inserted (ON CONFLICT: a no-op, but for a takeover's
+ * statement the ledger row is inserted (ON CONFLICT: a no-op, but for a takeover's
  * `interrupted` over an `ok`, see record()), and only if a new row was inserted is the
  * (tenant, day, user, model) rollup incremented. A repeated record() (a takeover
  * re-recording an attempt) therefore never changes the rollup.
