@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestKeys } from "@byok/bus";
-import { createCursorClient, heartbeatMessage, runRequestMessage } from "@byok/testing";
+import { createCursorClient, heartbeatMessage, holdIdleRunSse, runRequestMessage } from "@byok/testing";
 import type { AgentServerMessage } from "@byok/wire";
 import { decodeFrames, describeFrame, encodeFrames, isText, xrangeFrames } from "./frames.js";
 import { startTestCluster, TEST_MODEL, waitFor, type TestCluster } from "./process-harness.js";
@@ -60,11 +60,10 @@ describe("ingress faults (real processes)", () => {
       return String(list).split("\n").filter((l) => l.includes(` name=${replica.name}:`)).length;
     };
     const before = await waitFor(async () => ((await countConns()) >= 3 ? await countConns() : undefined), 10_000, "replica connections");
-    const client = createCursorClient({ baseUrl: replica.url, authToken: c.authToken });
-    const abort = new AbortController();
     // The streams are not awaited one by one: they are open once the replica subscribed each
-    // request's wake channel.
-    const opened = Array.from({ length: 500 }, (_, i) => client.runSse(`idle-${i}-${randomUUID()}`, { signal: abort.signal }).catch(() => undefined));
+    // request's wake channel. Held over node:http (a fetch body could be garbage-collected and
+    // cancelled under the test).
+    const held = Array.from({ length: 500 }, (_, i) => holdIdleRunSse(replica.url, `idle-${i}-${randomUUID()}`, { authToken: c.authToken }));
     // Generous: each stream is authenticated and subscribed on a machine shared with other suites.
     const subscribed = await waitFor(async () => {
       const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*idle-*`)) as string[];
@@ -73,8 +72,7 @@ describe("ingress faults (real processes)", () => {
     expect(subscribed).toBeGreaterThanOrEqual(500);
     expect(await countConns()).toBe(before);
     expect(before).toBe(3); // bus command + bus subscriber + queue producer
-    abort.abort();
-    await Promise.all(opened);
+    for (const r of held) r.destroy();
     replica.signal("SIGKILL");
     await replica.exited;
   }, 180_000);

@@ -57,16 +57,20 @@ export class GenerationRun {
         ctx.traceCarrier = injectTraceContext();
         if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
         ctx.epoch = await bus.claim(this.ref, this.generation);
+        ctx.principal = first?.meta.principal ?? ANONYMOUS_PRINCIPAL;
         // The store learns the new epoch before this owner writes anything: from now on the
-        // database refuses history, checkpoint and ledger writes of every earlier owner.
-        if (!(await ctx.deps.store.claimRun(this.ref.tenantId, ctx.fence))) {
+        // database refuses history, checkpoint and ledger writes of every earlier owner. Meanwhile
+        // (one round trip for the three) the snapshot is read, after the bus claim so no older
+        // owner writes a newer one, and the tenant's content mode is looked up.
+        const [claimed, snapshot, mode] = await Promise.all([
+          ctx.deps.store.claimRun(this.ref.tenantId, ctx.fence),
+          bus.loadSnapshot(this.ref, this.generation),
+          ctx.deps.content?.modeFor(this.ref.tenantId, ctx.principal),
+        ]);
+        if (!claimed) {
           ctx.fencedOut("claim");
           return;
         }
-        ctx.principal = first?.meta.principal ?? ANONYMOUS_PRINCIPAL;
-        // After the claim (so no older owner writes a newer one), the snapshot is read while the
-        // tenant's content mode is looked up.
-        const [snapshot, mode] = await Promise.all([bus.loadSnapshot(this.ref, this.generation), ctx.deps.content?.modeFor(this.ref.tenantId, ctx.principal)]);
         if (ctx.deps.content && mode !== undefined) {
           ctx.contentMode = mode;
           const content = contentStore(ctx.deps.store, mode);
