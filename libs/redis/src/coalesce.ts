@@ -4,9 +4,10 @@
  * commands per loop turn on one connection (every run's XADD, PUBLISH, scripts), and on
  * loopback each write also runs the receiver's TCP path in the sender's CPU time. Corking the
  * socket at the first write of a turn and uncorking it in that turn's check phase
- * (`setImmediate`, after every I/O callback of the turn) sends them as one `writev` instead.
- * A command waits at most for the rest of the current turn; an idle process's turn is one
- * callback, so its commands go out at once. Measured in docs/benchmarks.md ("Coalesced Redis
+ * (`setImmediate`, after every timer and I/O callback of the turn; for a write made in a
+ * check-phase callback, the next turn's) sends them as one `writev` instead. A command waits
+ * at most for the rest of the current turn; an idle process's turn is one callback, so its
+ * commands go out at once. Measured in docs/benchmarks.md ("Coalesced Redis
  * writes").
  */
 import type { Socket } from "node:net";

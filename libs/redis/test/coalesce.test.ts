@@ -32,9 +32,12 @@ function countWrites(socket: Socket): { writes: number; chunks: number } {
   return seen;
 }
 
-/** `n` commands, each from its own timer callback (separate macrotasks of one timers phase). */
+/**
+ * `n` commands, each from its own callback of one loop turn (immediates queued together run in
+ * one check phase, each its own macrotask; timers could split over two turns under load).
+ */
 async function fromSeparateCallbacks<T>(n: number, command: (i: number) => Promise<T>): Promise<T[]> {
-  const started = Array.from({ length: n }, (_, i) => new Promise<Promise<T>>((resolve) => setTimeout(() => resolve(command(i)), 0)));
+  const started = Array.from({ length: n }, (_, i) => new Promise<Promise<T>>((resolve) => setImmediate(() => resolve(command(i)))));
   return Promise.all(await Promise.all(started));
 }
 
