@@ -6,9 +6,9 @@
  * socket at the first write of a turn and uncorking it in that turn's check phase
  * (`setImmediate`, after every timer and I/O callback of the turn; for a write made in a
  * check-phase callback, the next turn's) sends them as one `writev` instead. A command waits
- * at most for the rest of the current turn; an idle process's turn is one callback, so its
- * commands go out at once. Measured in docs/benchmarks.md ("Coalesced Redis
- * writes").
+ * at most for the rest of the current turn, which costs its reply little: a reply is read in
+ * a later turn's poll phase either way. An idle process's turn is one callback, so its
+ * commands go out at once. Measured in docs/benchmarks.md ("Coalesced Redis writes").
  */
 import type { Socket } from "node:net";
 import { Cluster, type Redis } from "ioredis";
