@@ -11,7 +11,14 @@ import { rowsOf, type Db } from "../db.js";
 import { fencedError, fenceHolds } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
-import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyRequests, DailyUsage, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
+import type { AttemptOutcome, DailyOutcomes, DailyRefusals, DailyRequests, DailyUsage, LedgerEntry, LedgerRepository, LedgerRow, RefusalReason } from "./types.js";
+
+/** The ledger row's columns a record writes, named as the entry's fields (created_at: the server's now, or `at`). */
+const LEDGER_FIELDS = [
+  "tenantId", "userId", "keyId", "conversationId", "requestId", "originalRequestId", "generation", "modelCallId", "attempt",
+  "provider", "upstreamModel", "route", "credentialsSource", "rawUsage", "inputTokens", "outputTokens", "cacheReadTokens",
+  "cacheWriteTokens", "reasoningTokens", "estimated", "priceVersion", "costMicroUsd", "ttftMs", "ttftOverheadUs", "durationMs", "outcome",
+] as const satisfies readonly (keyof LedgerEntry & keyof typeof usageLedger.$inferInsert)[];
 
 export function createLedgerRepository(db: Db): LedgerRepository {
   return {
@@ -21,35 +28,8 @@ export function createLedgerRepository(db: Db): LedgerRepository {
       // was new (xmax = 0): updated (a takeover's `interrupted` over an `ok`, see below) or
       // untouched, the rollup already counts this attempt.
       const fence = e.epoch === undefined ? sql`true` : fenceHolds(e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
-      const row: [AnyPgColumn, unknown][] = [
-        [usageLedger.tenantId, e.tenantId],
-        [usageLedger.userId, e.userId ?? null],
-        [usageLedger.keyId, e.keyId ?? null],
-        [usageLedger.conversationId, e.conversationId],
-        [usageLedger.requestId, e.requestId],
-        [usageLedger.originalRequestId, e.originalRequestId ?? null],
-        [usageLedger.generation, e.generation],
-        [usageLedger.modelCallId, e.modelCallId],
-        [usageLedger.attempt, e.attempt],
-        [usageLedger.provider, e.provider],
-        [usageLedger.upstreamModel, e.upstreamModel],
-        [usageLedger.route, e.route],
-        [usageLedger.credentialsSource, e.credentialsSource],
-        [usageLedger.rawUsage, e.rawUsage ?? null],
-        [usageLedger.inputTokens, e.inputTokens],
-        [usageLedger.outputTokens, e.outputTokens],
-        [usageLedger.cacheReadTokens, e.cacheReadTokens],
-        [usageLedger.cacheWriteTokens, e.cacheWriteTokens],
-        [usageLedger.reasoningTokens, e.reasoningTokens],
-        [usageLedger.estimated, e.estimated],
-        [usageLedger.priceVersion, e.priceVersion ?? null],
-        [usageLedger.costMicroUsd, e.costMicroUsd],
-        [usageLedger.ttftMs, e.ttftMs ?? null],
-        [usageLedger.ttftOverheadUs, e.ttftOverheadUs ?? null],
-        [usageLedger.durationMs, e.durationMs],
-        [usageLedger.outcome, e.outcome],
-        ...(at === undefined ? [] : [[usageLedger.createdAt, at] as [AnyPgColumn, unknown]]),
-      ];
+      const row: [AnyPgColumn, unknown][] = LEDGER_FIELDS.map((f) => [usageLedger[f], e[f] ?? null]);
+      if (at !== undefined) row.push([usageLedger.createdAt, at]);
       const sums: [AnyPgColumn, number][] = [
         [usageDaily.attempts, 1],
         [usageDaily.estimatedAttempts, e.estimated ? 1 : 0],
