@@ -8,7 +8,7 @@ import type { RunFence } from "./types.js";
 type Executor = Pick<Db, "select" | "insert" | "delete">;
 
 /** How often one store prunes a tenant's day-old fences (at its first claim for the tenant, then at most this often). */
-export const FENCE_PRUNE_INTERVAL_MS = 10 * 60_000;
+const FENCE_PRUNE_INTERVAL_MS = 10 * 60_000;
 
 /**
  * The store's claims: each records `fence.epoch` as the generation's latest claim (never
@@ -17,7 +17,7 @@ export const FENCE_PRUNE_INTERVAL_MS = 10 * 60_000;
  * claim and then at most every FENCE_PRUNE_INTERVAL_MS, not at every claim (one statement less
  * per run; a fence is only read while its run can still be taken over, minutes).
  */
-export function createFenceClaims(db: Executor, now: () => number = Date.now): (tenantId: string, fence: RunFence) => Promise<boolean> {
+export function createFenceClaims(db: Executor): (tenantId: string, fence: RunFence) => Promise<boolean> {
   const prunedAt = new Map<string, number>();
   const MAX_TENANTS = 10_000;
   return async (tenantId, fence) => {
@@ -30,9 +30,9 @@ export function createFenceClaims(db: Executor, now: () => number = Date.now): (
       })
       .returning({ epoch: runFences.epoch });
     const last = prunedAt.get(tenantId);
-    if (last === undefined || now() - last >= FENCE_PRUNE_INTERVAL_MS) {
+    if (last === undefined || Date.now() - last >= FENCE_PRUNE_INTERVAL_MS) {
       if (prunedAt.size >= MAX_TENANTS) prunedAt.clear();
-      prunedAt.set(tenantId, now());
+      prunedAt.set(tenantId, Date.now());
       await db.delete(runFences).where(and(eq(runFences.tenantId, tenantId), lt(runFences.claimedAt, sql`now() - interval '1 day'`)));
     }
     return row !== undefined && row.epoch === fence.epoch;
