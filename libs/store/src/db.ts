@@ -1,4 +1,5 @@
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { sql, type SQL } from "drizzle-orm";
+import type { AnyPgColumn, PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 
 /** The drizzle handle every repository receives (either driver). */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -16,4 +17,9 @@ export function isUniqueViolation(e: unknown): boolean {
 export function rowsOf(result: unknown): unknown[] {
   const rows = (result as { rows?: unknown }).rows;
   return Array.isArray(rows) ? rows : [];
+}
+
+/** Unqualified column names for a raw statement's column or conflict list: `"a", "b"`. */
+export function columnList(cols: readonly AnyPgColumn[]): SQL {
+  return sql.join(cols.map((col) => sql.identifier(col.name)), sql`, `);
 }

@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { rowsOf } from "./db.js";
+import { columnList, rowsOf } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
@@ -64,9 +64,9 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
             .values({ tenantId, conversationId })
             .onConflictDoUpdate({ target: conversationKey, set: { updatedAt: sql`now()` } });
         } else {
-          const columns = sql.join([conversations.tenantId, conversations.conversationId].map((col) => sql.identifier(col.name)), sql`, `);
+          const columns = columnList([conversations.tenantId, conversations.conversationId]);
           const touched = await tx.execute(
-            sql`insert into ${conversations} (${columns}) select ${tenantId}, ${conversationId} where ${fenceHolds(tenantId, fence)} on conflict (${columns}) do update set ${sql.identifier(conversations.updatedAt.name)} = now() returning 1`,
+            sql`insert into ${conversations} (${columns}) select ${tenantId}, ${conversationId} where ${fenceHolds(tenantId, fence)} on conflict (${columns}) do update set ${columnList([conversations.updatedAt])} = now() returning 1`,
           );
           if (rowsOf(touched).length === 0) throw fencedError(fence);
         }
@@ -138,7 +138,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
         await db.insert(checkpoints).values({ tenantId: c.tenantId, conversationId: c.conversationId, requestId: c.requestId, generation: c.generation, state: c.state });
         return;
       }
-      const columns = sql.join([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state].map((col) => sql.identifier(col.name)), sql`, `);
+      const columns = columnList([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state]);
       const saved = await db.execute(
         sql`insert into ${checkpoints} (${columns}) select ${c.tenantId}, ${c.conversationId}, ${c.requestId}, ${c.generation}::integer, ${c.state}::bytea where ${fenceHolds(c.tenantId, fence)} returning 1`,
       );

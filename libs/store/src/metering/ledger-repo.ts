@@ -7,7 +7,7 @@
  */
 import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { rowsOf, type Db } from "../db.js";
+import { columnList, rowsOf, type Db } from "../db.js";
 import { fencedError, fenceHolds } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
@@ -26,7 +26,11 @@ export function createLedgerRepository(db: Db): LedgerRepository {
       // One statement (one round trip, atomic by itself): the fence check, the ledger row and
       // its rollup as data-modifying CTEs. The rollup row is only added to when the ledger row
       // was new (xmax = 0): updated (a takeover's `interrupted` over an `ok`, see below) or
-      // untouched, the rollup already counts this attempt.
+      // untouched, the rollup already counts this attempt. On conflict: a takeover marks the cut
+      // attempt interrupted; when the dead owner had already recorded it ok (the attempt ended
+      // just before the owner died, and the pass is run again), its output was superseded: the
+      // row becomes interrupted, usage unchanged, so a model call has exactly one ok. Any other
+      // repeat is a no-op.
       const fence = e.epoch === undefined ? sql`true` : fenceHolds(e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
       const row: [AnyPgColumn, unknown][] = LEDGER_FIELDS.map((f) => [usageLedger[f], e[f] ?? null]);
       if (at !== undefined) row.push([usageLedger.createdAt, at]);
@@ -40,26 +44,21 @@ export function createLedgerRepository(db: Db): LedgerRepository {
         [usageDaily.reasoningTokens, e.reasoningTokens],
         [usageDaily.costMicroUsd, e.costMicroUsd],
       ];
-      const name = (col: AnyPgColumn) => sql.identifier(col.name);
-      const names = (cols: AnyPgColumn[]) => sql.join(cols.map(name), sql`, `);
+      const name = (col: AnyPgColumn) => columnList([col]);
       const typed = ([col, v]: [AnyPgColumn, unknown]) => sql`${sql.param(v, col)}::${sql.raw(col.getSQLType())}`;
-      const ledgerKey = names([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
-      const dailyKey = names([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
+      const ledgerKey = columnList([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
+      const dailyKey = columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
       const result = await db.execute(sql`
         with fence as (select ${fence} as holds),
         ins as (
-          insert into ${usageLedger} (${names(row.map(([c]) => c))})
+          insert into ${usageLedger} (${columnList(row.map(([c]) => c))})
           select ${sql.join(row.map(typed), sql`, `)} from fence where fence.holds
-          -- A takeover marks the cut attempt interrupted; when the dead owner had already recorded
-          -- it ok (the attempt ended just before the owner died, and the pass is run again), its
-          -- output was superseded: the row becomes interrupted, usage unchanged, so a model call
-          -- has exactly one ok. Any other repeat is a no-op.
           on conflict (${ledgerKey}) do update set ${name(usageLedger.outcome)} = 'interrupted'
             where ${usageLedger}.${name(usageLedger.outcome)} = 'ok' and excluded.${name(usageLedger.outcome)} = 'interrupted'
           returning ${name(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
         ),
         rollup as (
-          insert into ${usageDaily} (${names([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...sums.map(([c]) => c)])})
+          insert into ${usageDaily} (${columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...sums.map(([c]) => c)])})
           select ${e.tenantId}::text, (created_at at time zone 'UTC')::date, ${e.userId ?? ""}::text, ${e.upstreamModel}::text, ${sql.join(sums.map(typed), sql`, `)}
           from ins where inserted
           on conflict (${dailyKey}) do update set ${sql.join(sums.map(([c]) => sql`${name(c)} = ${usageDaily}.${name(c)} + excluded.${name(c)}`), sql`, `)}
