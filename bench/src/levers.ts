@@ -3,17 +3,20 @@
 // of one change at a time on a shared machine: Redis commands per delivered frame / provider delta
 // / turn (by command, script-internal calls included), store statements per turn (by statement),
 // gateway CPU-ms per provider delta, and optionally kill -9 takeover trials. Not a test.
-//   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_RAMP_MS (2500)  BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
+//   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_KIND (ttft: paced; tput: bursts)  BENCH_RAMP_MS (2500)
+//   BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
 import { loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { startPgCounter } from "./pg-count.js";
 import { benchGatewayEnv, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
-import { cpuSeconds, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
+import { cpuSeconds, cpuTimes, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const TRIALS = Number(process.env.BENCH_TAKEOVER_TRIALS ?? 0);
+/** `ttft` (paced, ~1 delta per frame) or `tput` (bursts, many deltas per frame): the two split a turn's CPU into fixed and per-frame. */
+const KIND = process.env.BENCH_KIND === "tput" ? "tput" : "ttft";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const log = (s: string) => process.stderr.write(`[bench:levers] ${s}\n`);
 
@@ -32,18 +35,19 @@ try {
   if (TURNS > 0) await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
   const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
   const load0 = loadavg()[0]!;
-  const [r0, s0, c0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds)];
-  log(`${TURNS} paced turns`);
+  const [r0, s0, c0, k0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system)];
+  log(`${TURNS} ${KIND === "ttft" ? "paced" : "burst"} turns`);
   // BENCH_TURNS=0: takeover trials only.
-  const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
+  const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
   // Let the runs' last writes (ledger settlement, end) land before counting.
   await new Promise((r) => setTimeout(r, 1_000));
-  const [r1, s1, c1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds)];
+  const [r1, s1, c1, k1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system)];
   const load1 = loadavg()[0]!;
   const rc = diff(r0, r1);
   const sc = diff(s0, s1);
   const cpu = c1.map((v, i) => v - c0[i]!);
-  const deltas = t.ok * scriptDeltas("ttft");
+  const kernel = k1.map((v, i) => v - k0[i]!);
+  const deltas = t.ok * scriptDeltas(KIND);
   let to: { noticeMs: number[]; resumedMs: number[] } | undefined;
   if (TRIALS > 0) {
     log(`takeover after kill -9 (${TRIALS} trials)`);
@@ -57,6 +61,7 @@ try {
   }
   const out = {
     turns: TURNS,
+    kind: KIND,
     ok: t.ok,
     frames: t.frames,
     providerDeltas: deltas,
@@ -75,6 +80,8 @@ try {
       perTurnByStatement: Object.fromEntries(Object.entries(sc.byCommand).map(([k, v]) => [k, per(v, TURNS)])),
     },
     cpuMsPerDelta: { ingress: per(cpu[0]! * 1000, deltas), worker: per(cpu[1]! * 1000, deltas), redis: per(cpu[2]! * 1000, deltas), gateway: per((cpu[0]! + cpu[1]!) * 1000, deltas) },
+    // The part of the above spent in the kernel (syscalls: on loopback a socket write also runs the receiver's TCP path).
+    kernelCpuMsPerDelta: { ingress: per(kernel[0]! * 1000, deltas), worker: per(kernel[1]! * 1000, deltas), redis: per(kernel[2]! * 1000, deltas) },
     ...(to
       ? {
           takeover: {

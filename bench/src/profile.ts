@@ -1,5 +1,5 @@
 // `npm run bench:profile`: the embedded gateway under `node --cpu-prof` while it serves the
-// paced TTFT scenario (BENCH_TURNS concurrent turns), then the profile's top frames by self time
+// paced TTFT scenario (BENCH_TURNS concurrent turns; BENCH_KIND=tput: the burst one), then the profile's top frames by self time
 // and the same grouped by package. BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
 // (private redis-server, private Postgres schema) instead, one summary per process. The raw
 // .cpuprofile files stay in the printed directory (open them in Chrome DevTools or speedscope for
@@ -14,6 +14,8 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
 const MODE = process.env.BENCH_PROFILE_MODE ?? "embedded";
+/** `ttft` (paced) or `tput` (bursts: a turn's fixed cost stands out). */
+const KIND = process.env.BENCH_KIND === "tput" ? "tput" : "ttft";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 interface ProfileNode {
@@ -47,10 +49,10 @@ async function profileRun(): Promise<{ paths: string[]; what: string }> {
         const [ingress, worker] = await Promise.all([spawnProc("ingress", env, prof("ingress")), spawnProc("worker", env, prof("worker"))]);
         await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
         const from = nowUs();
-        const r = await runTurns(bs, [ingress.url], TURNS, "ttft", RAMP_MS, key);
+        const r = await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key);
         window = [from, nowUs()];
         await Promise.all([ingress.kill("SIGTERM"), worker.kill("SIGTERM")]); // a clean exit writes the profile
-        return { paths: [join(dir, "ingress.cpuprofile"), join(dir, "worker.cpuprofile")], what: `distributed, ${TURNS} paced turns, ${r.ok} ok, ${r.frames} frames` };
+        return { paths: [join(dir, "ingress.cpuprofile"), join(dir, "worker.cpuprofile")], what: `distributed, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
       } finally {
         await redis.stop();
         await drop();
@@ -59,12 +61,12 @@ async function profileRun(): Promise<{ paths: string[]; what: string }> {
     const gw = await spawnProc("gateway", { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, prof("gateway"));
     await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
     const from = nowUs();
-    const r = await runTurns(bs, [gw.url], TURNS, "ttft", RAMP_MS);
+    const r = await runTurns(bs, [gw.url], TURNS, KIND, RAMP_MS);
     window = [from, nowUs()];
     await gw.kill("SIGTERM"); // a clean exit writes the profile
     const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!file) throw new Error(`no .cpuprofile in ${dir}`);
-    return { paths: [join(dir, file)], what: `embedded, ${TURNS} paced turns, ${r.ok} ok, ${r.frames} frames` };
+    return { paths: [join(dir, file)], what: `embedded, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
   } finally {
     await bs.sim.close();
   }

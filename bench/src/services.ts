@@ -102,12 +102,18 @@ export async function metric(baseUrl: string, name: string): Promise<number> {
 
 /** CPU seconds (user + system) a process has used so far (Linux /proc; clock ticks of 10 ms). */
 export function cpuSeconds(pid: number): number {
+  const t = cpuTimes(pid);
+  return t.user + t.system;
+}
+
+/** A process's CPU seconds in user space and in the kernel (its syscalls: socket writes and reads). */
+export function cpuTimes(pid: number): { user: number; system: number } {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, "utf8");
     const fields = f.slice(f.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
+    return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
-    return Number.NaN;
+    return { user: Number.NaN, system: Number.NaN };
   }
 }
 

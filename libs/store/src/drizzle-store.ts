@@ -3,15 +3,16 @@
  * migrated database from drivers/pglite.ts or drivers/postgres.ts.
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
-import { and, asc, desc, eq, inArray, max, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { columnList, rowsOf } from "./db.js";
+import { columnList, isUniqueViolation, rowsOf } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
-import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "./types.js";
+import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
 
 type HistoryRow = typeof history.$inferSelect;
 
@@ -51,69 +52,17 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     async appendHistory(entries, fence) {
       const target = appendTarget(entries);
       if (target === undefined) return [];
-      const { tenantId, conversationId } = target;
-      return db.transaction(async (tx) => {
-        // Creating-or-touching the conversation row takes its row lock until commit: concurrent
-        // appenders to this conversation queue here, so each reads the max(seq) the previous
-        // one committed (READ COMMITTED takes a fresh snapshot per statement) and seqs stay contiguous.
-        // A fenced append checks its fence in the same statement, first (the fence row stays
-        // share-locked until commit): no row means a newer claim, and nothing is written.
-        if (fence === undefined) {
-          await tx
-            .insert(conversations)
-            .values({ tenantId, conversationId })
-            .onConflictDoUpdate({ target: conversationKey, set: { updatedAt: sql`now()` } });
-        } else {
-          const columns = columnList([conversations.tenantId, conversations.conversationId]);
-          const touched = await tx.execute(
-            sql`insert into ${conversations} (${columns}) select ${tenantId}, ${conversationId} where ${fenceHolds(tenantId, fence)} on conflict (${columns}) do update set ${columnList([conversations.updatedAt])} = now() returning 1`,
-          );
-          if (rowsOf(touched).length === 0) throw fencedError(fence);
+      // One statement, no transaction: on PGlite a transaction holds the single connection across
+      // its round trips, which every other run's statements wait behind. A concurrent appender of
+      // the same dedupe key makes the statement fail on the unique index (its reads predate the
+      // other's commit); the whole statement then undoes itself and runs again with fresh reads.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await appendOnce(db, target.tenantId, target.conversationId, entries, fence);
+        } catch (e) {
+          if (!isUniqueViolation(e) || attempt >= APPEND_ATTEMPTS) throw e;
         }
-
-        // One read (after the lock above): the conversation's last seq, and the rows already
-        // stored under the entries' dedupe keys (left-joined, so the max comes back without any).
-        const keys = [...new Set(entries.map(dedupeKeyOf).filter((k): k is string => k !== null))];
-        const stored = new Map<string, HistoryRow>();
-        const last = tx.$with("last").as(tx.select({ seq: max(history.seq).as("last_seq") }).from(history).where(historyOf(tenantId, conversationId)));
-        const read = await tx
-          .with(last)
-          .select({ lastSeq: last.seq, row: history })
-          .from(last)
-          .leftJoin(history, keys.length > 0 ? and(historyOf(tenantId, conversationId), inArray(history.dedupeKey, keys)) : sql`false`);
-        for (const { row: r } of read) {
-          if (r?.dedupeKey != null) stored.set(dedupeIdentity(r.requestId, r.generation, r.dedupeKey), r);
-        }
-        let next = (read[0]?.lastSeq ?? -1) + 1;
-
-        // For each input, the seq it ends up at: an earlier row (deduplicated) or a new one.
-        const seqs: number[] = [];
-        const fresh: (typeof history.$inferInsert)[] = [];
-        const pending = new Map<string, number>();
-        for (const e of entries) {
-          const key = dedupeKeyOf(e);
-          const identity = key === null ? undefined : dedupeIdentity(e.requestId, e.generation, key);
-          const known = identity === undefined ? undefined : (stored.get(identity)?.seq ?? pending.get(identity));
-          if (known !== undefined) {
-            seqs.push(known);
-            continue;
-          }
-          const seq = next++;
-          if (identity !== undefined) pending.set(identity, seq);
-          seqs.push(seq);
-          fresh.push(toRow(e, seq, key));
-        }
-
-        const bySeq = new Map([...stored.values()].map((r) => [r.seq, r]));
-        if (fresh.length > 0) {
-          for (const r of await tx.insert(history).values(fresh).returning()) bySeq.set(r.seq, r);
-        }
-        return seqs.map((seq) => {
-          const row = bySeq.get(seq);
-          if (row === undefined) throw new Error(`appendHistory: seq ${seq} missing after insert`);
-          return toHistoryEntry(row);
-        });
-      });
+      }
     },
 
     async listHistory(tenantId, conversationId) {
@@ -184,18 +133,123 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
   };
 }
 
-function toRow(e: NewHistoryEntry, seq: number, dedupeKey: string | null): typeof history.$inferInsert {
-  return {
-    tenantId: e.tenantId,
-    conversationId: e.conversationId,
-    seq,
-    requestId: e.requestId,
+/** Tries of one append that lost a dedupe race (each loss means another appender committed the same entries). */
+const APPEND_ATTEMPTS = 4;
+
+/** An appended row as the raw statement returns it. */
+interface RawHistoryRow {
+  touched: number;
+  tenant_id: string | null;
+  conversation_id: string;
+  seq: number;
+  request_id: string;
+  generation: number;
+  turn: number;
+  kind: string;
+  body: unknown;
+  dedupe_key: string | null;
+  interrupted: boolean;
+  created_at: Date | string;
+}
+
+/**
+ * One append as one statement (data-modifying CTEs, atomic by itself):
+ *  - `stored`: rows already stored under the entries' dedupe identities (a takeover's re-append);
+ *  - `fresh`: the entries to insert, numbered in input order (a repeated identity in the batch once);
+ *  - `touched`: the conversation upsert, which takes the row's lock and raises `next_seq` by the
+ *    fresh count. ON CONFLICT DO UPDATE works on the latest committed row even when the
+ *    statement's snapshot is older, so concurrent appenders queue on the lock and each gets the
+ *    range the previous one left: seqs stay contiguous. The greater of `next_seq` and the stored
+ *    max(seq) + 1 is the base, so rows written without the counter are never overwritten. A fenced
+ *    append inserts the row only while its fence holds (the fence row share-locked until commit):
+ *    no row means a newer claim, and nothing is written;
+ *  - `ins`: the fresh rows at base + their number.
+ * Returns each entry's row in input order; deduplicated entries get their earlier row.
+ */
+async function appendOnce(db: OpenedDatabase["db"], tenantId: string, conversationId: string, entries: readonly NewHistoryEntry[], fence: RunFence | undefined): Promise<HistoryEntry[]> {
+  const input = entries.map((e, ord) => ({
+    ord,
+    request_id: e.requestId,
     generation: e.generation,
     turn: e.turn,
     kind: e.kind,
     body: e.body,
-    dedupeKey,
-    interrupted: e.interrupted,
+    dedupe_key: dedupeKeyOf(e),
+    interrupted: e.interrupted ?? false,
+  }));
+  const name = (col: AnyPgColumn) => columnList([col]);
+  const sameIdentity = (a: string, b: string) =>
+    sql.raw(`${a}.dedupe_key = ${b}.dedupe_key and ${a}.request_id = ${b}.request_id and ${a}.generation = ${b}.generation`);
+  const holds = fence === undefined ? sql`true` : fenceHolds(tenantId, fence);
+  const historyColumns = columnList([history.tenantId, history.conversationId, history.seq, history.requestId, history.generation, history.turn, history.kind, history.body, history.dedupeKey, history.interrupted]);
+  const conversationKey = columnList([conversations.tenantId, conversations.conversationId]);
+  const result = await db.execute(sql`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
+        as i(ord int, request_id text, generation int, turn int, kind text, body jsonb, dedupe_key text, interrupted boolean)
+    ),
+    stored as (
+      select h.* from ${history} h
+      where h.${name(history.tenantId)} = ${tenantId} and h.${name(history.conversationId)} = ${conversationId} and h.${name(history.dedupeKey)} is not null
+        and exists (select 1 from input i where ${sameIdentity("i", "h")})
+    ),
+    fresh as (
+      select i.*, (row_number() over (order by i.ord))::int as n from input i
+      where not exists (select 1 from stored h where ${sameIdentity("i", "h")})
+        and not exists (select 1 from input j where j.ord < i.ord and ${sameIdentity("j", "i")})
+    ),
+    counted as (select count(*)::int as n from fresh),
+    last as (select coalesce(max(${history.seq}), -1) + 1 as next from ${history} where ${history.tenantId} = ${tenantId} and ${history.conversationId} = ${conversationId}),
+    touched as (
+      insert into ${conversations} (${conversationKey}, ${name(conversations.nextSeq)})
+      select ${tenantId}, ${conversationId}, last.next + counted.n from last, counted where ${holds}
+      on conflict (${conversationKey}) do update set ${name(conversations.updatedAt)} = now(),
+        ${name(conversations.nextSeq)} = greatest(${conversations}.${name(conversations.nextSeq)} + (select n from counted), excluded.${name(conversations.nextSeq)})
+      returning ${name(conversations.nextSeq)} as next_seq
+    ),
+    ins as (
+      insert into ${history} (${historyColumns})
+      select ${tenantId}, ${conversationId}, t.next_seq - c.n + f.n - 1, f.request_id, f.generation, f.turn, f.kind, f.body, f.dedupe_key, f.interrupted
+      from fresh f, touched t, counted c
+      returning *
+    )
+    select (select count(*) from touched)::int as touched, r.*
+    from (select 1) one left join (select * from ins union all select * from stored) r on true`);
+  const rows = rowsOf(result) as RawHistoryRow[];
+  if (rows[0]?.touched !== 1) {
+    if (fence !== undefined) throw fencedError(fence);
+    throw new Error("appendHistory: the conversation upsert returned no row");
+  }
+  const byIdentity = new Map<string, HistoryEntry>();
+  const unkeyed: HistoryEntry[] = [];
+  for (const r of rows) {
+    if (r.tenant_id === null) continue; // the left join's empty row: nothing inserted or stored
+    const entry = fromRaw(r);
+    if (r.dedupe_key === null) unkeyed.push(entry);
+    else byIdentity.set(dedupeIdentity(r.request_id, r.generation, r.dedupe_key), entry);
+  }
+  // Unkeyed entries are always inserted, in input order, so by seq they line up with the input.
+  unkeyed.sort((a, b) => a.seq - b.seq);
+  let next = 0;
+  return input.map((e) => {
+    const row = e.dedupe_key === null ? unkeyed[next++] : byIdentity.get(dedupeIdentity(e.request_id, e.generation, e.dedupe_key));
+    if (row === undefined) throw new Error(`appendHistory: entry ${e.ord} has no row after the append`);
+    return row;
+  });
+}
+
+function fromRaw(r: RawHistoryRow): HistoryEntry {
+  return {
+    tenantId: r.tenant_id!,
+    conversationId: r.conversation_id,
+    seq: r.seq,
+    requestId: r.request_id,
+    generation: r.generation,
+    turn: r.turn,
+    kind: r.kind,
+    body: r.body,
+    interrupted: r.interrupted,
+    createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
   };
 }
 

@@ -35,6 +35,10 @@ export const conversations = pgTable(
     meta: jsonb("meta").$type<Record<string, unknown>>().notNull().default({}),
     createdAt: createdAt(),
     updatedAt: timestamp("updated_at", { withTimezone: true, mode: "date" }).notNull().defaultNow(),
+    // The seq the conversation's next history entry gets. appendHistory raises it in the same
+    // statement that takes the row's lock, so concurrent appenders get contiguous seqs without a
+    // transaction around a read (see drizzle-store.ts).
+    nextSeq: integer("next_seq").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.conversationId] })],
 );

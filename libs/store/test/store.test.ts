@@ -190,6 +190,29 @@ describe("postgres", () => {
     }
   });
 
+  it("appends after a row an older gateway wrote without raising next_seq (a rolling upgrade)", async () => {
+    const store = await open();
+    const client = new pg.Client({ connectionString: (await postgres()).url });
+    await client.connect();
+    try {
+      const tenant = `t-${randomUUID()}`;
+      const conv = `c-${randomUUID()}`;
+      const entry = { tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, turn: 0, kind: "user", body: {}, interrupted: false };
+      await store.appendHistory([entry]);
+      // What a gateway from before migration 0006 does: the next seq from max(seq), the counter untouched.
+      await client.query(
+        `insert into "${schema}".history (tenant_id, conversation_id, seq, request_id, generation, turn, kind, body) values ($1, $2, 1, 'old', 1, 0, 'user', '{}')`,
+        [tenant, conv],
+      );
+      const [appended] = await store.appendHistory([entry]);
+      expect(appended?.seq).toBe(2);
+      expect((await store.listHistory(tenant, conv)).map((e) => [e.seq, e.requestId])).toEqual([[0, "r"], [1, "old"], [2, "r"]]);
+    } finally {
+      await client.end();
+      await store.close();
+    }
+  });
+
   it("confines tables to the given schema", async () => {
     const other = uniqueSchema();
     extraSchemas.push(other);
