@@ -54,6 +54,13 @@ export const TimersSchema = z.object({
    */
   apiKeyCacheMs: z.coerce.number().int().min(0).max(300_000).default(5_000),
   /**
+   * A tenant's routes and the price table are read at most this often per process (every model
+   * call resolves routes before its provider request; every ledger row is priced); a change made
+   * through the same process applies at once, one made on another replica within it. 0 reads
+   * them every time.
+   */
+  routeCacheMs: z.coerce.number().int().min(0).max(300_000).default(5_000),
+  /**
    * A budget reservation is a lease of this length, renewed every third of it while its
    * attempt runs; a crashed worker's reservation stops counting at most this long after its
    * last renewal. 1 s to 1 h.

@@ -51,6 +51,8 @@ export { StoreError, isStoreError, isStoreUnavailable, type StoreErrorCode } fro
 export { knownMigrations } from "./migrations.js";
 export { cacheTenantReads } from "./tenancy/cached-tenants.js";
 export { cacheApiKeyVerification } from "./tenancy/cached-api-keys.js";
+export { cacheRouteReads } from "./tenancy/cached-routes.js";
+export { cachePriceReads } from "./metering/cached-prices.js";
 export { contentStore, type ContentMode, type HeldContent, type RunContent } from "./content/ephemeral.js";
 export { generateApiKey, parseApiKey, type ParsedApiKey } from "./tenancy/api-key-format.js";
 export { KekError, type KekErrorCode, type KeyEncryptionKey, type SealedSecret } from "./crypto/kek.js";

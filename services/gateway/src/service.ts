@@ -55,7 +55,7 @@ export async function startGatewayService(config: GatewayConfig, opts: GatewaySe
   const keyDir =
     config.store.driver === "pglite" ? (config.store.dataDir ? { dataDir: dirname(config.store.dataDir) } : ("ephemeral" as const)) : { dataDir: resolve(".data") };
   const kek = await kekFor(config, keyDir);
-  const store = await openGatewayStore(config, kek, { apiKeyCacheMs: config.timers.apiKeyCacheMs });
+  const store = await openGatewayStore(config, kek, { apiKeyCacheMs: config.timers.apiKeyCacheMs, routeCacheMs: config.timers.routeCacheMs });
   const env = opts.env ?? process.env;
   let closeOwnMetering = async () => {};
   try {

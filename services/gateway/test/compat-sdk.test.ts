@@ -23,7 +23,8 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
   const ledger = (id: string) => h.gw.store.ledger.forRequest("compat", id);
 
   beforeAll(async () => {
-    h = await startHarness({ GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY });
+    // A long route cache: the last test shows this process's own admin writes apply at once.
+    h = await startHarness({ GATEWAY_AUTH_MODE: "api_key", GATEWAY_ADMIN_KEY: ADMIN_KEY, GATEWAY_ROUTE_CACHE_MS: "300000" });
     expect((await admin("POST", "/v1/tenants", { tenantId: "compat", name: "Compat" })).status).toBe(201);
     expect((await admin("POST", "/v1/tenants/compat/users", { userId: "alice" })).status).toBe(201);
     const key = await admin("POST", "/v1/tenants/compat/keys", { name: "alice-cli", userId: "alice" });
@@ -316,5 +317,23 @@ describe("OpenAI- and Anthropic-compatible endpoints (embedded gateway, official
     const ids: string[] = [];
     for await (const m of openai().models.list()) ids.push(m.id);
     expect(ids).toEqual(expect.arrayContaining(["chat-model", "claude-model", "responses-model", "failover-model"]));
+  });
+
+  it("a route and a price changed through this process's admin API apply to the next call, though both are cached (GATEWAY_ROUTE_CACHE_MS)", async () => {
+    const route = (model: string) => admin("PUT", "/v1/tenants/compat/routes/moving-model", { targets: [{ provider: "openai-chat", model, baseUrl: `${h.sim.url}/v1`, credentialsRef: "sim" }] });
+    const call = async () => {
+      h.sim.enqueue({ text: "ok", usage: { inputTokens: 1_000_000, outputTokens: 0 } });
+      const r = await openai().chat.completions.create({ model: "moving-model", messages: [{ role: "user", content: "hi" }] });
+      return { upstream: (h.sim.requests.at(-1)!.body as { model: string }).model, row: (await ledger(r.id))[0]! };
+    };
+    expect((await route("sim-moving-a")).status).toBe(200);
+    expect((await admin("POST", "/v1/prices", { provider: "openai-chat", model: "sim-moving-b", inputPerMTok: 1_000_000, outputPerMTok: 0 })).status).toBe(201);
+    // Both now cached (the route for this tenant, the price table for the process) ...
+    expect(await call()).toMatchObject({ upstream: "sim-moving-a", row: { costMicroUsd: 0 } });
+    expect((await route("sim-moving-b")).status).toBe(200);
+    expect(await call()).toMatchObject({ upstream: "sim-moving-b", row: { priceVersion: 1, costMicroUsd: 1_000_000 } });
+    // ... and a new price version through the same admin API prices the next row.
+    expect((await admin("POST", "/v1/prices", { provider: "openai-chat", model: "sim-moving-b", inputPerMTok: 3_000_000, outputPerMTok: 0 })).status).toBe(201);
+    expect(await call()).toMatchObject({ upstream: "sim-moving-b", row: { priceVersion: 2, costMicroUsd: 3_000_000 } });
   });
 });

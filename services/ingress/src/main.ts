@@ -14,7 +14,7 @@ try {
   const tracing = startServiceTracing("ingress", config.telemetry);
   // A small pool: the ingress looks up gateway keys, and for the compatible endpoints (which it
   // serves itself, docs/compat.md) routes and their credentials (opened with GATEWAY_KEK when set).
-  const store = await openGatewayStore(config, await kekFor(config, undefined), { maxConnections: 4, apiKeyCacheMs: config.timers.apiKeyCacheMs });
+  const store = await openGatewayStore(config, await kekFor(config, undefined), { maxConnections: 4, apiKeyCacheMs: config.timers.apiKeyCacheMs, routeCacheMs: config.timers.routeCacheMs });
   const auth = authenticatorFromConfig(config, { keys: store.apiKeys, tenantExists: async (id) => (await store.tenants.get(id)) !== undefined });
   const tokenKeys = await tokenKeysFor(config, undefined);
   const svc = await startIngressService(config, {

@@ -44,7 +44,7 @@ export async function startWorkerService(config: GatewayConfig, opts: WorkerServ
   // Tenancy (issue 6): the KEK from GATEWAY_KEK (no KEK: stored credentials stay sealed and
   // their targets are skipped), the file's routes applied to the default tenant, and the meter
   // on Redis (budgets and rate limits shared by every replica; in memory without REDIS_URL).
-  const store = await openGatewayStore(config, await kekFor(config, undefined));
+  const store = await openGatewayStore(config, await kekFor(config, undefined), { routeCacheMs: config.timers.routeCacheMs });
   await prepareDefaultTenant(store, config);
   const metering = meteringFor(config, store);
   const tenancy = tenancyEngineDeps({ store, config, env: opts.env ?? process.env, ...metering, logger, metrics });

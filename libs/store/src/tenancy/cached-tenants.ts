@@ -1,3 +1,4 @@
+import { createReadCache } from "../read-cache.js";
 import type { TenantRecord, TenantRepository } from "./types.js";
 
 const MAX_CACHED_TENANTS = 10_000;
@@ -9,37 +10,23 @@ const MAX_CACHED_TENANTS = 10_000;
  * made elsewhere (another process, the admin API) shows within `ttlMs`. Misses are cached too.
  */
 export function cacheTenantReads(repo: TenantRepository, ttlMs: number): TenantRepository {
-  const cache = new Map<string, { at: number; tenant: Promise<TenantRecord | undefined> }>();
-  const forget = (tenantId: string) => cache.delete(tenantId);
+  const cache = createReadCache<string, TenantRecord | undefined>(ttlMs, MAX_CACHED_TENANTS);
   return {
     ...repo,
-    get(tenantId) {
-      const hit = cache.get(tenantId);
-      if (hit && Date.now() - hit.at <= ttlMs) return hit.tenant;
-      if (cache.size >= MAX_CACHED_TENANTS) cache.clear();
-      // The promise is cached, so concurrent readers of a cold entry share one statement; a
-      // failed read is not kept.
-      const tenant = repo.get(tenantId);
-      const entry = { at: Date.now(), tenant };
-      cache.set(tenantId, entry);
-      tenant.catch(() => {
-        if (cache.get(tenantId) === entry) forget(tenantId);
-      });
-      return tenant;
-    },
+    get: (tenantId) => cache.get(tenantId, () => repo.get(tenantId)),
     async create(t) {
-      forget(t.tenantId);
+      cache.forget(t.tenantId);
       return repo.create(t);
     },
     async ensure(t) {
-      forget(t.tenantId);
+      cache.forget(t.tenantId);
       return repo.ensure(t);
     },
     async update(tenantId, patch) {
       try {
         return await repo.update(tenantId, patch);
       } finally {
-        forget(tenantId);
+        cache.forget(tenantId);
       }
     },
   };
