@@ -1,0 +1,69 @@
+// `npm run bench:store`: the latency of each store call a turn makes, one call at a time, on
+// PGlite (the embedded gateway's store, in this process as there) and on Postgres (a private
+// schema of DATABASE_URL): what a turn's store work costs the process that runs it. In embedded
+// mode PGlite runs on the gateway's own event loop, so its milliseconds are the gateway's CPU.
+// Not a test.   BENCH_STORE_TURNS (300)  DATABASE_URL
+import { createHash, randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { createStore, type GatewayStore } from "@byok/store";
+import { percentile, round } from "./stats.js";
+
+const TURNS = Number(process.env.BENCH_STORE_TURNS ?? 300);
+const WARMUP = 50;
+const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+/** The store calls of one turn, in the order a turn makes them; ms per call, by name. */
+async function turns(store: GatewayStore): Promise<Record<string, { p50: number; mean: number }>> {
+  const samples = new Map<string, number[]>();
+  const time = async <T>(name: string, call: () => Promise<T>, keep: boolean): Promise<T> => {
+    const start = performance.now();
+    const out = await call();
+    if (keep) samples.set(name, [...(samples.get(name) ?? []), performance.now() - start]);
+    return out;
+  };
+  for (let i = 0; i < WARMUP + TURNS; i++) {
+    const keep = i >= WARMUP;
+    const tenant = "bench";
+    const conv = randomUUID();
+    const requestId = randomUUID();
+    const fence = { requestId, generation: 1, epoch: 1 };
+    const entry = (kind: string, body: Record<string, unknown>) => ({ tenantId: tenant, conversationId: conv, requestId, generation: 1, turn: 0, kind, body, interrupted: false });
+    const blob = Buffer.from(`turn ${i} `.repeat(60));
+    await time("claimRun", () => store.claimRun(tenant, fence), keep);
+    await time("listHistory", () => store.listHistory(tenant, conv), keep);
+    await time("latestCheckpoint", () => store.latestCheckpoint(tenant, conv), keep);
+    await time("appendHistory (user)", () => store.appendHistory([entry("user", { text: "hello", dedupeKey: "u" })], fence), keep);
+    await time("putBlobs", () => store.putBlobs(tenant, [{ id: createHash("sha256").update(blob).digest(), data: blob }]), keep);
+    await time("saveCheckpoint", () => store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId, generation: 1, state: Buffer.alloc(800, 1) }, fence), keep);
+    await time("appendHistory (assistant)", () => store.appendHistory([entry("assistant", { text: "t ".repeat(60), dedupeKey: "a" })], fence), keep);
+  }
+  return Object.fromEntries([...samples].map(([name, ms]) => [name, { p50: round(percentile(ms, 50), 3), mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 3) }]));
+}
+
+const dir = mkdtempSync(join(tmpdir(), "byok-bench-store-"));
+const schema = `bench_store_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+const out: Record<string, unknown> = { turns: TURNS };
+try {
+  const pglite = await createStore({ driver: "pglite", dataDir: dir });
+  try {
+    out.pglite = await turns(pglite);
+  } finally {
+    await pglite.close();
+  }
+  const postgres = await createStore({ driver: "postgres", url: DATABASE_URL, schema });
+  try {
+    out.postgres = await turns(postgres);
+  } finally {
+    await postgres.close();
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  await client.query(`drop schema if exists "${schema}" cascade`);
+  await client.end();
+}
+console.log(JSON.stringify(out, null, 2));
