@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { create, toBinary } from "@bufbuild/protobuf";
 import {
   AgentConversationTurnStructureSchema, ConversationStepSchema, ConversationTurnStructureSchema, UserMessageSchema,
@@ -10,7 +10,7 @@ import {
  * blob's serialized bytes (32 raw bytes). Pure computation, no I/O.
  */
 export function blobId(bytes: Uint8Array): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(bytes).digest());
+  return new Uint8Array(hash("sha256", bytes, "buffer"));
 }
 
 export function blobKey(id: Uint8Array): string {

@@ -1,6 +1,6 @@
 // Argument checks every Store implementation makes the same way (the database store and the
 // ephemeral content store), so both refuse the same input with the same StoreError.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { StoreError } from "./errors.js";
 import type { NewHistoryEntry } from "./types.js";
 
@@ -17,7 +17,7 @@ export function appendTarget(entries: readonly NewHistoryEntry[]): { tenantId: s
 
 /** Refuses a blob whose id is not the SHA-256 of its data. */
 export function assertBlobId(blobId: Uint8Array, data: Uint8Array): void {
-  const digest = createHash("sha256").update(data).digest();
+  const digest = hash("sha256", data, "buffer");
   if (blobId.length !== digest.length || !digest.equals(blobId)) {
     throw new StoreError("blob_hash_mismatch", "putBlobs: blob id is not the SHA-256 of the data");
   }

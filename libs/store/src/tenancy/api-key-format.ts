@@ -4,7 +4,7 @@
  * SHA-256 of the secret is stored: with 256 bits of entropy, a fast hash is as strong as a
  * slow one, and verification stays cheap on every request.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 
 const FORMAT = /^byok_([0-9a-f]{12})_([0-9a-f]{64})$/;
 
@@ -26,8 +26,14 @@ export function parseApiKey(presented: string): ParsedApiKey | undefined {
   return m?.[1] === undefined || m[2] === undefined ? undefined : { prefix: m[1], secret: m[2] };
 }
 
+/** SHA-256 of a secret (one-shot `crypto.hash`: every request of a turn hashes its key, so no hash object per call). */
 export function hashSecret(secret: string): Uint8Array {
-  return new Uint8Array(createHash("sha256").update(secret, "utf8").digest());
+  return new Uint8Array(hash("sha256", secret, "buffer"));
+}
+
+/** The same digest as base64 text: a key for in-memory maps that is never the secret itself. */
+export function secretDigest(secret: string): string {
+  return hash("sha256", secret, "base64");
 }
 
 /** Constant-time equality of two hashes (false, still in constant time, if lengths differ). */

@@ -1,4 +1,4 @@
-import { hashSecret } from "./api-key-format.js";
+import { secretDigest } from "./api-key-format.js";
 import type { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from "./types.js";
 
 const MAX_CACHED_KEYS = 10_000;
@@ -15,7 +15,7 @@ const MAX_CACHED_KEYS = 10_000;
 export function cacheApiKeyVerification(repo: ApiKeyRepository, ttlMs: number): ApiKeyRepository {
   if (ttlMs <= 0) return repo;
   const cache = new Map<string, { at: number; key: ApiKeyRecord }>();
-  const entryOf = (presented: string, scope: ApiKeyScope) => Buffer.from(hashSecret(`${scope}\u0000${presented}`)).toString("base64");
+  const entryOf = (presented: string, scope: ApiKeyScope) => secretDigest(`${scope}\u0000${presented}`);
   return {
     ...repo,
     async verify(presented, now = new Date(), scope = "gateway") {
