@@ -39,6 +39,12 @@ async function turns(store: GatewayStore): Promise<Record<string, { p50: number;
     await time("putBlobs", () => store.putBlobs(tenant, [{ id: createHash("sha256").update(blob).digest(), data: blob }]), keep);
     await time("saveCheckpoint", () => store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId, generation: 1, state: Buffer.alloc(800, 1) }, fence), keep);
     await time("appendHistory (assistant)", () => store.appendHistory([entry("assistant", { text: "t ".repeat(60), dedupeKey: "a" })], fence), keep);
+    await time("ledger.record", () => store.ledger.record({
+      tenantId: tenant, userId: "u", keyId: "k", conversationId: conv, requestId, originalRequestId: requestId, generation: 1, epoch: 1, modelCallId: "m1", attempt: 1,
+      provider: "openai-chat", upstreamModel: "bench-model", route: "bench", credentialsSource: "gateway", rawUsage: { prompt_tokens: 10, completion_tokens: 60 },
+      inputTokens: 10, outputTokens: 60, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, estimated: false, priceVersion: 1, costMicroUsd: 42,
+      ttftMs: 120, ttftOverheadUs: 900, durationMs: 3000, outcome: "ok",
+    }), keep);
   }
   return Object.fromEntries([...samples].map(([name, ms]) => [name, { p50: round(percentile(ms, 50), 3), mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 3) }]));
 }

@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { columnList, isUniqueViolation, rowsOf } from "./db.js";
+import { bind, columnList, isUniqueViolation, renderStatement, rowsOf, type RenderedStatement } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
@@ -58,7 +58,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       // other's commit); the whole statement then undoes itself and runs again with fresh reads.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await appendOnce(db, target.tenantId, target.conversationId, entries, fence);
+          return await appendOnce(opened.query, target.tenantId, target.conversationId, entries, fence);
         } catch (e) {
           if (!isUniqueViolation(e) || attempt >= APPEND_ATTEMPTS) throw e;
         }
@@ -164,9 +164,56 @@ interface RawHistoryRow {
  *    append inserts the row only while its fence holds (the fence row share-locked until commit):
  *    no row means a newer claim, and nothing is written;
  *  - `ins`: the fresh rows at base + their number.
- * Returns each entry's row in input order; deduplicated entries get their earlier row.
+ * Rendered once per shape (fenced or not, db.ts `renderStatement`).
  */
-async function appendOnce(db: OpenedDatabase["db"], tenantId: string, conversationId: string, entries: readonly NewHistoryEntry[], fence: RunFence | undefined): Promise<HistoryEntry[]> {
+function appendStatement(fenced: boolean): RenderedStatement {
+  return renderStatement((value) => {
+    const [tenantId, conversationId] = [value("tenantId"), value("conversationId")];
+    const name = (col: AnyPgColumn) => columnList([col]);
+    const sameIdentity = (a: string, b: string) =>
+      sql.raw(`${a}.dedupe_key = ${b}.dedupe_key and ${a}.request_id = ${b}.request_id and ${a}.generation = ${b}.generation`);
+    const holds = fenced ? fenceHolds(tenantId, { requestId: value("requestId"), generation: value("generation"), epoch: value("epoch") }) : sql`true`;
+    const historyColumns = columnList([history.tenantId, history.conversationId, history.seq, history.requestId, history.generation, history.turn, history.kind, history.body, history.dedupeKey, history.interrupted]);
+    const conversationKey = columnList([conversations.tenantId, conversations.conversationId]);
+    return sql`
+      with input as (
+        select * from jsonb_to_recordset(${value("input")}::jsonb)
+          as i(ord int, request_id text, generation int, turn int, kind text, body jsonb, dedupe_key text, interrupted boolean)
+      ),
+      stored as (
+        select h.* from ${history} h
+        where h.${name(history.tenantId)} = ${tenantId} and h.${name(history.conversationId)} = ${conversationId} and h.${name(history.dedupeKey)} is not null
+          and exists (select 1 from input i where ${sameIdentity("i", "h")})
+      ),
+      fresh as (
+        select i.*, (row_number() over (order by i.ord))::int as n from input i
+        where not exists (select 1 from stored h where ${sameIdentity("i", "h")})
+          and not exists (select 1 from input j where j.ord < i.ord and ${sameIdentity("j", "i")})
+      ),
+      counted as (select count(*)::int as n from fresh),
+      last as (select coalesce(max(${history.seq}), -1) + 1 as next from ${history} where ${history.tenantId} = ${tenantId} and ${history.conversationId} = ${conversationId}),
+      touched as (
+        insert into ${conversations} (${conversationKey}, ${name(conversations.nextSeq)})
+        select ${tenantId}, ${conversationId}, last.next + counted.n from last, counted where ${holds}
+        on conflict (${conversationKey}) do update set ${name(conversations.updatedAt)} = now(),
+          ${name(conversations.nextSeq)} = greatest(${conversations}.${name(conversations.nextSeq)} + (select n from counted), excluded.${name(conversations.nextSeq)})
+        returning ${name(conversations.nextSeq)} as next_seq
+      ),
+      ins as (
+        insert into ${history} (${historyColumns})
+        select ${tenantId}, ${conversationId}, t.next_seq - c.n + f.n - 1, f.request_id, f.generation, f.turn, f.kind, f.body, f.dedupe_key, f.interrupted
+        from fresh f, touched t, counted c
+        returning *
+      )
+      select (select count(*) from touched)::int as touched, r.*
+      from (select 1) one left join (select * from ins union all select * from stored) r on true`;
+  });
+}
+
+const APPEND_STATEMENTS = { fenced: appendStatement(true), unfenced: appendStatement(false) };
+
+/** One try of an append; returns each entry's row in input order (a deduplicated entry gets its earlier row). */
+async function appendOnce(query: OpenedDatabase["query"], tenantId: string, conversationId: string, entries: readonly NewHistoryEntry[], fence: RunFence | undefined): Promise<HistoryEntry[]> {
   const input = entries.map((e, ord) => ({
     ord,
     request_id: e.requestId,
@@ -177,44 +224,8 @@ async function appendOnce(db: OpenedDatabase["db"], tenantId: string, conversati
     dedupe_key: dedupeKeyOf(e),
     interrupted: e.interrupted ?? false,
   }));
-  const name = (col: AnyPgColumn) => columnList([col]);
-  const sameIdentity = (a: string, b: string) =>
-    sql.raw(`${a}.dedupe_key = ${b}.dedupe_key and ${a}.request_id = ${b}.request_id and ${a}.generation = ${b}.generation`);
-  const holds = fence === undefined ? sql`true` : fenceHolds(tenantId, fence);
-  const historyColumns = columnList([history.tenantId, history.conversationId, history.seq, history.requestId, history.generation, history.turn, history.kind, history.body, history.dedupeKey, history.interrupted]);
-  const conversationKey = columnList([conversations.tenantId, conversations.conversationId]);
-  const result = await db.execute(sql`
-    with input as (
-      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb)
-        as i(ord int, request_id text, generation int, turn int, kind text, body jsonb, dedupe_key text, interrupted boolean)
-    ),
-    stored as (
-      select h.* from ${history} h
-      where h.${name(history.tenantId)} = ${tenantId} and h.${name(history.conversationId)} = ${conversationId} and h.${name(history.dedupeKey)} is not null
-        and exists (select 1 from input i where ${sameIdentity("i", "h")})
-    ),
-    fresh as (
-      select i.*, (row_number() over (order by i.ord))::int as n from input i
-      where not exists (select 1 from stored h where ${sameIdentity("i", "h")})
-        and not exists (select 1 from input j where j.ord < i.ord and ${sameIdentity("j", "i")})
-    ),
-    counted as (select count(*)::int as n from fresh),
-    last as (select coalesce(max(${history.seq}), -1) + 1 as next from ${history} where ${history.tenantId} = ${tenantId} and ${history.conversationId} = ${conversationId}),
-    touched as (
-      insert into ${conversations} (${conversationKey}, ${name(conversations.nextSeq)})
-      select ${tenantId}, ${conversationId}, last.next + counted.n from last, counted where ${holds}
-      on conflict (${conversationKey}) do update set ${name(conversations.updatedAt)} = now(),
-        ${name(conversations.nextSeq)} = greatest(${conversations}.${name(conversations.nextSeq)} + (select n from counted), excluded.${name(conversations.nextSeq)})
-      returning ${name(conversations.nextSeq)} as next_seq
-    ),
-    ins as (
-      insert into ${history} (${historyColumns})
-      select ${tenantId}, ${conversationId}, t.next_seq - c.n + f.n - 1, f.request_id, f.generation, f.turn, f.kind, f.body, f.dedupe_key, f.interrupted
-      from fresh f, touched t, counted c
-      returning *
-    )
-    select (select count(*) from touched)::int as touched, r.*
-    from (select 1) one left join (select * from ins union all select * from stored) r on true`);
+  const statement = fence === undefined ? APPEND_STATEMENTS.unfenced : APPEND_STATEMENTS.fenced;
+  const result = await query(statement.text, bind(statement, { tenantId, conversationId, input: JSON.stringify(input), ...fence }));
   const rows = rowsOf(result) as RawHistoryRow[];
   if (rows[0]?.touched !== 1) {
     if (fence !== undefined) throw fencedError(fence);

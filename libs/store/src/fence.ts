@@ -45,8 +45,9 @@ export function createFenceClaims(db: Executor): (tenantId: string, fence: RunFe
  * generation, so a stale owner's write writes nothing. The fence row is read under a share lock:
  * a claim's upsert needs the row's exclusive lock, so it waits until the write committed, and a
  * claim that committed first is what the write sees (no claim falls between check and write).
+ * The values may be placeholders, for a statement rendered once (db.ts `renderStatement`).
  */
-export function fenceHolds(tenantId: string, fence: RunFence): SQL {
+export function fenceHolds(tenantId: string | SQL, fence: { [K in keyof RunFence]: RunFence[K] | SQL }): SQL {
   const claimed = sql`select ${runFences.epoch} from ${runFences} where ${and(
     eq(runFences.tenantId, tenantId),
     eq(runFences.requestId, fence.requestId),

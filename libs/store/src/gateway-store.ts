@@ -20,7 +20,7 @@ export function createGatewayStore(opened: OpenedDatabase, kek: KeyEncryptionKey
     routes: createRouteRepository(db),
     credentials: createCredentialRepository(db, kek),
     prices: createPriceRepository(db),
-    ledger: createLedgerRepository(db),
+    ledger: createLedgerRepository(db, opened.query),
     audit: createAuditRepository(db),
   };
 }

@@ -20,5 +20,10 @@ export async function openPglite(dataDir: string | undefined): Promise<OpenedDat
     await client.close();
     throw e;
   }
-  return { db, migrationConfig: config, close: () => client.close() };
+  return {
+    db,
+    migrationConfig: config,
+    query: async (text, params) => ({ rows: (await client.query(text, [...params])).rows }),
+    close: () => client.close(),
+  };
 }

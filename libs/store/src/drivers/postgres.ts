@@ -41,7 +41,12 @@ export async function openPostgres(target: PostgresTarget): Promise<OpenedDataba
     await pool.end();
     throw e;
   }
-  return { db: drizzle({ client: pool }), migrationConfig: config, close: () => pool.end() };
+  return {
+    db: drizzle({ client: pool }),
+    migrationConfig: config,
+    query: async (text, params) => ({ rows: (await pool.query(text, [...params])).rows as unknown[] }),
+    close: () => pool.end(),
+  };
 }
 
 /**

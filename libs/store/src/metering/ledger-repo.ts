@@ -5,9 +5,10 @@
  * (tenant, day, user, model) rollup incremented. A repeated record() (a takeover
  * re-recording an attempt) therefore never changes the rollup.
  */
-import { and, asc, eq, gte, lt, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { columnList, rowsOf, type Db } from "../db.js";
+import { bind, columnList, driverValue, renderStatement, type Db, type RenderedStatement } from "../db.js";
+import type { OpenedDatabase } from "../drivers/opened.js";
 import { fencedError, fenceHolds } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
 import type { CredentialsSource } from "@byok/protocol";
@@ -20,51 +21,74 @@ const LEDGER_FIELDS = [
   "cacheWriteTokens", "reasoningTokens", "estimated", "priceVersion", "costMicroUsd", "ttftMs", "ttftOverheadUs", "durationMs", "outcome",
 ] as const satisfies readonly (keyof LedgerEntry & keyof typeof usageLedger.$inferInsert)[];
 
-export function createLedgerRepository(db: Db): LedgerRepository {
+/** The rollup sums a new ledger row adds, as the entry's values. */
+const DAILY_SUMS: readonly [AnyPgColumn, (e: LedgerEntry) => number][] = [
+  [usageDaily.attempts, () => 1],
+  [usageDaily.estimatedAttempts, (e) => (e.estimated ? 1 : 0)],
+  [usageDaily.inputTokens, (e) => e.inputTokens],
+  [usageDaily.outputTokens, (e) => e.outputTokens],
+  [usageDaily.cacheReadTokens, (e) => e.cacheReadTokens],
+  [usageDaily.cacheWriteTokens, (e) => e.cacheWriteTokens],
+  [usageDaily.reasoningTokens, (e) => e.reasoningTokens],
+  [usageDaily.costMicroUsd, (e) => e.costMicroUsd],
+];
+
+/**
+ * The record statement, rendered once per shape (fenced or not, an explicit `at` or the
+ * server's now): the fence check, the ledger row and its rollup as data-modifying CTEs. The
+ * rollup row is only added to when the ledger row was new (xmax = 0): updated (a takeover's
+ * `interrupted` over an `ok`, see record()) or untouched, the rollup already counts this
+ * attempt. On conflict: a takeover marks the cut attempt interrupted; when the dead owner had
+ * already recorded it ok (the attempt ended just before the owner died, and the pass is run
+ * again), its output was superseded: the row becomes interrupted, usage unchanged, so a model
+ * call has exactly one ok. Any other repeat is a no-op.
+ */
+function recordStatement(fenced: boolean, at: boolean): RenderedStatement {
+  return renderStatement((value) => {
+    const fence = fenced ? fenceHolds(value("tenantId"), { requestId: value("requestId"), generation: value("generation"), epoch: value("epoch") }) : sql`true`;
+    const row: AnyPgColumn[] = [...LEDGER_FIELDS.map((f) => usageLedger[f]), ...(at ? [usageLedger.createdAt] : [])];
+    const name = (col: AnyPgColumn) => columnList([col]);
+    const typed = (col: AnyPgColumn, v: SQL) => sql`${v}::${sql.raw(col.getSQLType())}`;
+    const ledgerKey = columnList([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
+    const dailyKey = columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
+    return sql`
+      with fence as (select ${fence} as holds),
+      ins as (
+        insert into ${usageLedger} (${columnList(row)})
+        select ${sql.join(row.map((c) => typed(c, value(`row:${c.name}`))), sql`, `)} from fence where fence.holds
+        on conflict (${ledgerKey}) do update set ${name(usageLedger.outcome)} = 'interrupted'
+          where ${usageLedger}.${name(usageLedger.outcome)} = 'ok' and excluded.${name(usageLedger.outcome)} = 'interrupted'
+        returning ${name(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
+      ),
+      rollup as (
+        insert into ${usageDaily} (${columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...DAILY_SUMS.map(([c]) => c)])})
+        select ${value("tenantId")}::text, (created_at at time zone 'UTC')::date, ${value("userId")}::text, ${value("upstreamModel")}::text,
+          ${sql.join(DAILY_SUMS.map(([c]) => typed(c, value(`sum:${c.name}`))), sql`, `)}
+        from ins where inserted
+        on conflict (${dailyKey}) do update set ${sql.join(DAILY_SUMS.map(([c]) => sql`${name(c)} = ${usageDaily}.${name(c)} + excluded.${name(c)}`), sql`, `)}
+      )
+      select (select holds from fence) as holds, coalesce((select inserted from ins), false) as inserted`;
+  });
+}
+
+export function createLedgerRepository(db: Db, query: OpenedDatabase["query"]): LedgerRepository {
+  const statements = new Map<string, RenderedStatement>();
+  const statementFor = (fenced: boolean, at: boolean) => {
+    const k = `${fenced}:${at}`;
+    let st = statements.get(k);
+    if (!st) statements.set(k, (st = recordStatement(fenced, at)));
+    return st;
+  };
   return {
     async record(e, at) {
-      // One statement (one round trip, atomic by itself): the fence check, the ledger row and
-      // its rollup as data-modifying CTEs. The rollup row is only added to when the ledger row
-      // was new (xmax = 0): updated (a takeover's `interrupted` over an `ok`, see below) or
-      // untouched, the rollup already counts this attempt. On conflict: a takeover marks the cut
-      // attempt interrupted; when the dead owner had already recorded it ok (the attempt ended
-      // just before the owner died, and the pass is run again), its output was superseded: the
-      // row becomes interrupted, usage unchanged, so a model call has exactly one ok. Any other
-      // repeat is a no-op.
-      const fence = e.epoch === undefined ? sql`true` : fenceHolds(e.tenantId, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
-      const row: [AnyPgColumn, unknown][] = LEDGER_FIELDS.map((f) => [usageLedger[f], e[f] ?? null]);
-      if (at !== undefined) row.push([usageLedger.createdAt, at]);
-      const sums: [AnyPgColumn, number][] = [
-        [usageDaily.attempts, 1],
-        [usageDaily.estimatedAttempts, e.estimated ? 1 : 0],
-        [usageDaily.inputTokens, e.inputTokens],
-        [usageDaily.outputTokens, e.outputTokens],
-        [usageDaily.cacheReadTokens, e.cacheReadTokens],
-        [usageDaily.cacheWriteTokens, e.cacheWriteTokens],
-        [usageDaily.reasoningTokens, e.reasoningTokens],
-        [usageDaily.costMicroUsd, e.costMicroUsd],
-      ];
-      const name = (col: AnyPgColumn) => columnList([col]);
-      const typed = ([col, v]: [AnyPgColumn, unknown]) => sql`${sql.param(v, col)}::${sql.raw(col.getSQLType())}`;
-      const ledgerKey = columnList([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
-      const dailyKey = columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
-      const result = await db.execute(sql`
-        with fence as (select ${fence} as holds),
-        ins as (
-          insert into ${usageLedger} (${columnList(row.map(([c]) => c))})
-          select ${sql.join(row.map(typed), sql`, `)} from fence where fence.holds
-          on conflict (${ledgerKey}) do update set ${name(usageLedger.outcome)} = 'interrupted'
-            where ${usageLedger}.${name(usageLedger.outcome)} = 'ok' and excluded.${name(usageLedger.outcome)} = 'interrupted'
-          returning ${name(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
-        ),
-        rollup as (
-          insert into ${usageDaily} (${columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...sums.map(([c]) => c)])})
-          select ${e.tenantId}::text, (created_at at time zone 'UTC')::date, ${e.userId ?? ""}::text, ${e.upstreamModel}::text, ${sql.join(sums.map(typed), sql`, `)}
-          from ins where inserted
-          on conflict (${dailyKey}) do update set ${sql.join(sums.map(([c]) => sql`${name(c)} = ${usageDaily}.${name(c)} + excluded.${name(c)}`), sql`, `)}
-        )
-        select (select holds from fence) as holds, coalesce((select inserted from ins), false) as inserted`);
-      const [out] = rowsOf(result) as { holds: boolean; inserted: boolean }[];
+      // One statement (one round trip, atomic by itself), rendered once per shape.
+      const values: Record<string, unknown> = { tenantId: e.tenantId, userId: e.userId ?? "", upstreamModel: e.upstreamModel };
+      if (e.epoch !== undefined) Object.assign(values, { requestId: e.requestId, generation: e.generation, epoch: e.epoch });
+      for (const f of LEDGER_FIELDS) values[`row:${usageLedger[f].name}`] = driverValue(usageLedger[f], e[f]);
+      if (at !== undefined) values[`row:${usageLedger.createdAt.name}`] = driverValue(usageLedger.createdAt, at);
+      for (const [c, of] of DAILY_SUMS) values[`sum:${c.name}`] = driverValue(c, of(e));
+      const statement = statementFor(e.epoch !== undefined, at !== undefined);
+      const [out] = (await query(statement.text, bind(statement, values))).rows as { holds: boolean; inserted: boolean }[];
       if (e.epoch !== undefined && out?.holds !== true) throw fencedError({ requestId: e.requestId, generation: e.generation, epoch: e.epoch });
       return { inserted: out?.inserted === true };
     },
