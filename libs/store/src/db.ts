@@ -24,6 +24,11 @@ export function columnList(cols: readonly AnyPgColumn[]): SQL {
   return sql.join(cols.map((col) => sql.identifier(col.name)), sql`, `);
 }
 
+/** One unqualified column name, as a raw statement's SET or RETURNING names it. */
+export function columnName(col: AnyPgColumn): SQL {
+  return columnList([col]);
+}
+
 /** A statement rendered to SQL text once, and the name of the value each `$n` takes. */
 export interface RenderedStatement {
   text: string;

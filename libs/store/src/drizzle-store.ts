@@ -4,9 +4,8 @@
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
 import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
-import type { AnyPgColumn } from "drizzle-orm/pg-core";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { bind, columnList, isUniqueViolation, renderStatement, rowsOf, type RenderedStatement } from "./db.js";
+import { bind, columnList, columnName, isUniqueViolation, renderStatement, rowsOf, type RenderedStatement } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
@@ -169,7 +168,6 @@ interface RawHistoryRow {
 function appendStatement(fenced: boolean): RenderedStatement {
   return renderStatement((value) => {
     const [tenantId, conversationId] = [value("tenantId"), value("conversationId")];
-    const name = (col: AnyPgColumn) => columnList([col]);
     const sameIdentity = (a: string, b: string) =>
       sql.raw(`${a}.dedupe_key = ${b}.dedupe_key and ${a}.request_id = ${b}.request_id and ${a}.generation = ${b}.generation`);
     const holds = fenced ? fenceHolds(tenantId, { requestId: value("requestId"), generation: value("generation"), epoch: value("epoch") }) : sql`true`;
@@ -182,7 +180,7 @@ function appendStatement(fenced: boolean): RenderedStatement {
       ),
       stored as (
         select h.* from ${history} h
-        where h.${name(history.tenantId)} = ${tenantId} and h.${name(history.conversationId)} = ${conversationId} and h.${name(history.dedupeKey)} is not null
+        where h.${columnName(history.tenantId)} = ${tenantId} and h.${columnName(history.conversationId)} = ${conversationId} and h.${columnName(history.dedupeKey)} is not null
           and exists (select 1 from input i where ${sameIdentity("i", "h")})
       ),
       fresh as (
@@ -193,11 +191,11 @@ function appendStatement(fenced: boolean): RenderedStatement {
       counted as (select count(*)::int as n from fresh),
       last as (select coalesce(max(${history.seq}), -1) + 1 as next from ${history} where ${history.tenantId} = ${tenantId} and ${history.conversationId} = ${conversationId}),
       touched as (
-        insert into ${conversations} (${conversationKey}, ${name(conversations.nextSeq)})
+        insert into ${conversations} (${conversationKey}, ${columnName(conversations.nextSeq)})
         select ${tenantId}, ${conversationId}, last.next + counted.n from last, counted where ${holds}
-        on conflict (${conversationKey}) do update set ${name(conversations.updatedAt)} = now(),
-          ${name(conversations.nextSeq)} = greatest(${conversations}.${name(conversations.nextSeq)} + (select n from counted), excluded.${name(conversations.nextSeq)})
-        returning ${name(conversations.nextSeq)} as next_seq
+        on conflict (${conversationKey}) do update set ${columnName(conversations.updatedAt)} = now(),
+          ${columnName(conversations.nextSeq)} = greatest(${conversations}.${columnName(conversations.nextSeq)} + (select n from counted), excluded.${columnName(conversations.nextSeq)})
+        returning ${columnName(conversations.nextSeq)} as next_seq
       ),
       ins as (
         insert into ${history} (${historyColumns})

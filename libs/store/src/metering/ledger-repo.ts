@@ -7,7 +7,7 @@
  */
 import { and, asc, eq, gte, lt, lte, sql, type SQL } from "drizzle-orm";
 import type { AnyPgColumn } from "drizzle-orm/pg-core";
-import { bind, columnList, driverValue, renderStatement, type Db, type RenderedStatement } from "../db.js";
+import { bind, columnList, columnName, driverValue, renderStatement, type Db, type RenderedStatement } from "../db.js";
 import type { OpenedDatabase } from "../drivers/opened.js";
 import { fencedError, fenceHolds } from "../fence.js";
 import { refusals, usageDaily, usageLedger } from "../schema.js";
@@ -47,7 +47,6 @@ function recordStatement(fenced: boolean, at: boolean): RenderedStatement {
   return renderStatement((value) => {
     const fence = fenced ? fenceHolds(value("tenantId"), { requestId: value("requestId"), generation: value("generation"), epoch: value("epoch") }) : sql`true`;
     const row: AnyPgColumn[] = [...LEDGER_FIELDS.map((f) => usageLedger[f]), ...(at ? [usageLedger.createdAt] : [])];
-    const name = (col: AnyPgColumn) => columnList([col]);
     const typed = (col: AnyPgColumn, v: SQL) => sql`${v}::${sql.raw(col.getSQLType())}`;
     const ledgerKey = columnList([usageLedger.tenantId, usageLedger.requestId, usageLedger.generation, usageLedger.modelCallId, usageLedger.attempt]);
     const dailyKey = columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model]);
@@ -56,29 +55,28 @@ function recordStatement(fenced: boolean, at: boolean): RenderedStatement {
       ins as (
         insert into ${usageLedger} (${columnList(row)})
         select ${sql.join(row.map((c) => typed(c, value(`row:${c.name}`))), sql`, `)} from fence where fence.holds
-        on conflict (${ledgerKey}) do update set ${name(usageLedger.outcome)} = 'interrupted'
-          where ${usageLedger}.${name(usageLedger.outcome)} = 'ok' and excluded.${name(usageLedger.outcome)} = 'interrupted'
-        returning ${name(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
+        on conflict (${ledgerKey}) do update set ${columnName(usageLedger.outcome)} = 'interrupted'
+          where ${usageLedger}.${columnName(usageLedger.outcome)} = 'ok' and excluded.${columnName(usageLedger.outcome)} = 'interrupted'
+        returning ${columnName(usageLedger.createdAt)} as created_at, (xmax = 0) as inserted
       ),
       rollup as (
         insert into ${usageDaily} (${columnList([usageDaily.tenantId, usageDaily.day, usageDaily.userId, usageDaily.model, ...DAILY_SUMS.map(([c]) => c)])})
         select ${value("tenantId")}::text, (created_at at time zone 'UTC')::date, ${value("userId")}::text, ${value("upstreamModel")}::text,
           ${sql.join(DAILY_SUMS.map(([c]) => typed(c, value(`sum:${c.name}`))), sql`, `)}
         from ins where inserted
-        on conflict (${dailyKey}) do update set ${sql.join(DAILY_SUMS.map(([c]) => sql`${name(c)} = ${usageDaily}.${name(c)} + excluded.${name(c)}`), sql`, `)}
+        on conflict (${dailyKey}) do update set ${sql.join(DAILY_SUMS.map(([c]) => sql`${columnName(c)} = ${usageDaily}.${columnName(c)} + excluded.${columnName(c)}`), sql`, `)}
       )
       select (select holds from fence) as holds, coalesce((select inserted from ins), false) as inserted`;
   });
 }
 
+/** The record statement of each shape, rendered once: fenced (by the entry's epoch) or not, at an explicit time or the server's now. */
+const RECORD_STATEMENTS = {
+  fenced: { at: recordStatement(true, true), now: recordStatement(true, false) },
+  unfenced: { at: recordStatement(false, true), now: recordStatement(false, false) },
+};
+
 export function createLedgerRepository(db: Db, query: OpenedDatabase["query"]): LedgerRepository {
-  const statements = new Map<string, RenderedStatement>();
-  const statementFor = (fenced: boolean, at: boolean) => {
-    const k = `${fenced}:${at}`;
-    let st = statements.get(k);
-    if (!st) statements.set(k, (st = recordStatement(fenced, at)));
-    return st;
-  };
   return {
     async record(e, at) {
       // One statement (one round trip, atomic by itself), rendered once per shape.
@@ -87,7 +85,7 @@ export function createLedgerRepository(db: Db, query: OpenedDatabase["query"]): 
       for (const f of LEDGER_FIELDS) values[`row:${usageLedger[f].name}`] = driverValue(usageLedger[f], e[f]);
       if (at !== undefined) values[`row:${usageLedger.createdAt.name}`] = driverValue(usageLedger.createdAt, at);
       for (const [c, of] of DAILY_SUMS) values[`sum:${c.name}`] = driverValue(c, of(e));
-      const statement = statementFor(e.epoch !== undefined, at !== undefined);
+      const statement = RECORD_STATEMENTS[e.epoch === undefined ? "unfenced" : "fenced"][at === undefined ? "now" : "at"];
       const [out] = (await query(statement.text, bind(statement, values))).rows as { holds: boolean; inserted: boolean }[];
       if (e.epoch !== undefined && out?.holds !== true) throw fencedError({ requestId: e.requestId, generation: e.generation, epoch: e.epoch });
       return { inserted: out?.inserted === true };
