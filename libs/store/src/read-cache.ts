@@ -8,6 +8,11 @@ export interface ReadCache<K, V> {
   get(key: K, load: () => Promise<V>): Promise<V>;
   forget(key: K): void;
   clear(): void;
+  /**
+   * Awaits a write of the cached data and then drops `key` (every key without one), whether the
+   * write succeeded or not: a read during the write may have cached the old value.
+   */
+  afterWrite<T>(write: Promise<T>, key?: K): Promise<T>;
 }
 
 export function createReadCache<K, V>(ttlMs: number, maxKeys: number): ReadCache<K, V> {
@@ -27,5 +32,13 @@ export function createReadCache<K, V>(ttlMs: number, maxKeys: number): ReadCache
     },
     forget: (key) => void entries.delete(key),
     clear: () => entries.clear(),
+    async afterWrite(write, key) {
+      try {
+        return await write;
+      } finally {
+        if (key === undefined) entries.clear();
+        else entries.delete(key);
+      }
+    },
   };
 }

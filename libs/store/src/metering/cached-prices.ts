@@ -13,13 +13,7 @@ export function cachePriceReads(repo: PriceRepository, ttlMs: number): PriceRepo
   const cache = createReadCache<"all", PriceRecord[]>(ttlMs, 1);
   return {
     ...repo,
-    async set(p) {
-      try {
-        return await repo.set(p);
-      } finally {
-        cache.clear();
-      }
-    },
+    set: (p) => cache.afterWrite(repo.set(p)),
     async at(provider, model, at = new Date()) {
       // The repository's own order: the highest effective_from ≤ at, then the highest version.
       let best: PriceRecord | undefined;

@@ -13,17 +13,10 @@ const MAX_CACHED_TENANTS = 10_000;
 export function cacheRouteReads(repo: RouteRepository, ttlMs: number): RouteRepository {
   if (ttlMs <= 0) return repo;
   const cache = createReadCache<string, TenantRouteRecord[]>(ttlMs, MAX_CACHED_TENANTS);
-  const after = async <T>(tenantId: string, write: Promise<T>): Promise<T> => {
-    try {
-      return await write;
-    } finally {
-      cache.forget(tenantId);
-    }
-  };
   return {
     list: (tenantId) => cache.get(tenantId, () => repo.list(tenantId)),
-    set: (tenantId, modelId, targets, catalogue) => after(tenantId, repo.set(tenantId, modelId, targets, catalogue)),
-    apply: (tenantId, routes) => after(tenantId, repo.apply(tenantId, routes)),
-    delete: (tenantId, modelId) => after(tenantId, repo.delete(tenantId, modelId)),
+    set: (tenantId, modelId, targets, catalogue) => cache.afterWrite(repo.set(tenantId, modelId, targets, catalogue), tenantId),
+    apply: (tenantId, routes) => cache.afterWrite(repo.apply(tenantId, routes), tenantId),
+    delete: (tenantId, modelId) => cache.afterWrite(repo.delete(tenantId, modelId), tenantId),
   };
 }

@@ -22,12 +22,6 @@ export function cacheTenantReads(repo: TenantRepository, ttlMs: number): TenantR
       cache.forget(t.tenantId);
       return repo.ensure(t);
     },
-    async update(tenantId, patch) {
-      try {
-        return await repo.update(tenantId, patch);
-      } finally {
-        cache.forget(tenantId);
-      }
-    },
+    update: (tenantId, patch) => cache.afterWrite(repo.update(tenantId, patch), tenantId),
   };
 }
