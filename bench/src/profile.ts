@@ -105,7 +105,7 @@ function summarize(path: string): void {
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const { functionName, url } = nodeById.get(cur)!.callFrame;
-      const own = /\/(libs|services)\/([^/]+)\/src\/(.+)$/.exec(url);
+      const own = /\/(libs|services)\/([^/]+)\/(?:src|dist)\/(.+)$/.exec(url);
       if (!own) continue;
       const key = `${functionName || "(anonymous)"} ${own[1]}/${own[2]}/${own[3]}`;
       if (seen.has(key)) continue;
