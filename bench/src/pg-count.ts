@@ -21,10 +21,13 @@ function statementKind(sql: string): string {
   return `${verb} ${table}`.trim();
 }
 
-export async function startPgCounter(targetUrl: string): Promise<PgCounter> {
+/**
+ * `onStatement` (optional) hears each statement as it goes out, with the proxy's client port
+ * (which process sent it): the turn timeline (bench/src/turn-timeline.ts) places them in time.
+ */
+export async function startPgCounter(targetUrl: string, onStatement?: (kind: string, clientPort: number) => void): Promise<PgCounter> {
   const target = new URL(targetUrl);
   const counts = new Map<string, number>();
-  const add = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = createConnection({ host: target.hostname, port: Number(target.port || 5432) });
@@ -37,6 +40,10 @@ export async function startPgCounter(targetUrl: string): Promise<PgCounter> {
     let buf: Buffer = Buffer.alloc(0);
     let started = false;
     let lastParsed = "?";
+    const add = (k: string) => {
+      counts.set(k, (counts.get(k) ?? 0) + 1);
+      onStatement?.(k, client.remotePort ?? 0);
+    };
     client.on("data", (chunk: Buffer) => {
       upstream.write(chunk);
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);

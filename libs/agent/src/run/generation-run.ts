@@ -133,14 +133,14 @@ export class GenerationRun {
     const ctx = this.ctx;
     const windowMs = ctx.deps.timers.deltaCoalesceMs ?? 0;
     let flushBy: number | undefined;
-    let streamingOnly = true;
+    let passProgressOnly = true;
     while (!isEnded(ctx.state) && !ctx.lost && !ctx.crashed) {
       const events = await ctx.queue.take(flushBy === undefined ? undefined : Math.max(0, flushBy - Date.now()));
       if (events?.length === 0) return; // closed (worker shutdown): the next owner takes over
       for (const { ev, inputIndex } of events ?? []) {
         if (isEnded(ctx.state) || ctx.lost) break;
         if (inputIndex !== undefined) ctx.processedInput = inputIndex + 1;
-        if (!isStreamingDelta(ev)) streamingOnly = false;
+        if (!isPassProgress(ev)) passProgressOnly = false;
         const r = step(ctx.state, ev);
         ctx.state = r.state;
         if (r.transition) {
@@ -153,17 +153,21 @@ export class GenerationRun {
       }
       if (events !== undefined && !isEnded(ctx.state) && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
       flushBy = undefined;
-      const snapshot = !isEnded(ctx.state) && !ctx.lost && this.snapshots.due(streamingOnly);
+      const snapshot = !isEnded(ctx.state) && !ctx.lost && this.snapshots.due(passProgressOnly);
       // A due snapshot rides in the batch's append; on its own only when no frame is pending.
       const carried = await flush(ctx, snapshot);
       ctx.flushed();
       if (snapshot && !carried && !isEnded(ctx.state) && !ctx.lost) await saveSnapshot(ctx);
-      streamingOnly = true;
+      passProgressOnly = true;
     }
   }
 }
 
-/** A model event that only streams output (text, thinking, tool arguments). */
-function isStreamingDelta(ev: RunEvent): boolean {
-  return ev.type === "model" && (ev.event.type === "text_delta" || ev.event.type === "reasoning_delta" || ev.event.type === "tool_call_delta");
+/**
+ * A model event that only advances the pass in flight (streamed text, thinking and tool
+ * arguments, an output item opening or closing): what a takeover re-runs the pass for anyway.
+ * `completed` is not: the run moves past the attempt (and its settlement waits in the snapshot).
+ */
+function isPassProgress(ev: RunEvent): boolean {
+  return ev.type === "model" && ev.event.type !== "completed";
 }

@@ -28,11 +28,17 @@ interface PassCall {
 export async function startModelCall(ctx: RunContext, modelCallId: string, attempt: number): Promise<void> {
   const run = ctx.state.run;
   if (!run) return;
+  if (attempt === 1) ctx.registerSecrets(run);
+  // The history read does not wait for the conversation's touch below: both are on the way to
+  // the provider request, one store round trip instead of two (docs/benchmarks.md "Run start").
+  const historyRead = conversationHistory(ctx, run);
+  historyRead.catch(() => undefined); // awaited below, or not needed when the call is refused first
   if (attempt === 1) {
     // A new model call: resolve its targets and reset its retry budget.
-    ctx.registerSecrets(run);
-    await ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId });
-    const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
+    const [, res] = await Promise.all([
+      ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId }),
+      ctx.deps.resolveTargets(run, ctx.ref.tenantId),
+    ]);
     if (!res.ok) {
       if (res.error.kind === "bad_model") await ctx.meter.unknownModel(ctx.ref, ctx.principal, run.modelId);
       ctx.push({ type: "run_refused", error: res.error });
@@ -49,7 +55,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   }
   // Checkpoints report the window of the target the pass runs on.
   if (target.contextWindow !== ctx.state.contextWindow) ctx.push({ type: "pass_target", contextWindow: target.contextWindow });
-  const history = await conversationHistory(ctx, run);
+  const history = await historyRead;
   const pass = passRequest(ctx.state, history, {
     attempt,
     contextWindow: target.contextWindow,

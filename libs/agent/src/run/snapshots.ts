@@ -5,26 +5,33 @@ import { encodeSnapshot, type RunSnapshot } from "../snapshot.js";
 import type { RunContext } from "./context.js";
 
 /**
- * When the loop saves a snapshot: after every batch that changed more than streamed text;
- * while a pass only streams deltas, at most every `snapshotIntervalMs` (a takeover re-runs the
- * pass anyway, and the partial text it loses is only the interrupted tail). The first output
- * of an attempt is always saved: a takeover must know the client saw output (to send the notice).
+ * When the loop saves a snapshot: after every batch that changed more than a pass's progress;
+ * while a pass only makes progress (deltas, its output items opening and closing), at most
+ * every `snapshotIntervalMs` (a takeover re-runs the pass anyway, and the partial text it loses
+ * is only the interrupted tail). Always saved: the first output of an attempt (a takeover must
+ * know the client saw output, to send the notice) and a new budget lease (the next owner settles
+ * the cut attempt's lease from it). A pass's first text is two provider events (its text item
+ * opens, then the delta); counting the item as progress keeps a standalone save out of the way
+ * of the first text frame (docs/benchmarks.md "Run start").
  */
 export class SnapshotSchedule {
   private savedAt = 0;
   private savedOutputStarted = false;
+  private savedMeterTicket: unknown;
 
   constructor(private readonly ctx: RunContext) {}
 
-  due(streamingOnly: boolean): boolean {
+  due(passProgressOnly: boolean): boolean {
     const outputStarted = this.ctx.state.current?.outputStarted ?? false;
     const due =
-      !streamingOnly ||
+      !passProgressOnly ||
       outputStarted !== this.savedOutputStarted ||
+      this.ctx.meterTicket !== this.savedMeterTicket ||
       Date.now() - this.savedAt >= this.ctx.deps.timers.snapshotIntervalMs;
     if (due) {
       this.savedAt = Date.now();
       this.savedOutputStarted = outputStarted;
+      this.savedMeterTicket = this.ctx.meterTicket;
     }
     return due;
   }
