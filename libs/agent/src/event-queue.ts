@@ -6,6 +6,8 @@ export class EventQueue<T> {
   private items: T[] = [];
   private waiter: (() => void) | undefined;
   private closed = false;
+  /** A take() is owed a return with nothing new (nudge). */
+  private nudged = false;
   /** Items taken so far (every item pushed before the n-th take is among the first `taken`). */
   private takenCount = 0;
 
@@ -29,7 +31,7 @@ export class EventQueue<T> {
 
   /**
    * Takes every queued item, waiting until at least one is there; [] once closed; undefined
-   * when `timeoutMs` is given and passed with nothing queued.
+   * when `timeoutMs` is given and passed with nothing queued, or when nudged with nothing queued.
    */
   async take(timeoutMs?: number): Promise<T[] | undefined> {
     if (timeoutMs !== undefined && this.items.length === 0 && !this.closed) {
@@ -46,12 +48,28 @@ export class EventQueue<T> {
       if (!woken) return undefined;
     }
     while (this.items.length === 0 && !this.closed) {
+      if (this.nudged) {
+        this.nudged = false;
+        return undefined;
+      }
       await new Promise<void>((r) => (this.waiter = r));
     }
+    this.nudged = false;
     const out = this.items;
     this.items = [];
     this.takenCount += out.length;
     return out;
+  }
+
+  /**
+   * Wakes the taker without an item: its take() (the current one, or the next if none waits)
+   * returns undefined when nothing is queued, as when a timeout passes.
+   */
+  nudge(): void {
+    this.nudged = true;
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
   }
 
   close(): void {

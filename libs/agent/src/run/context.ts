@@ -78,6 +78,8 @@ export class RunContext {
    * snapshot so a worker that takes the run over settles that lease.
    */
   meterTicket: unknown;
+  /** The ticket the last snapshot built carried (a different one is saved at once: SnapshotSchedule). */
+  snapshotMeterTicket: unknown;
   /** Ended attempts not settled yet, by `modelCallId:attempt` (in the snapshot: takeover.ts settles them). */
   unsettled = new Map<string, UnsettledAttempt>();
 

@@ -97,6 +97,9 @@ async function streamModelCall(ctx: RunContext, token: number, controller: Abort
     return;
   }
   ctx.meterTicket = admission.ticket;
+  // The loop saves the new lease now (SnapshotSchedule), while the provider is asked, rather
+  // than in front of the pass's first frame.
+  if (admission.ticket !== undefined) ctx.queue.nudge();
   const startedAt = Date.now();
   let firstEventAt: number | undefined;
   let overhead: AttemptOverhead | undefined;

@@ -17,7 +17,6 @@ import type { RunContext } from "./context.js";
 export class SnapshotSchedule {
   private savedAt = 0;
   private savedOutputStarted = false;
-  private savedMeterTicket: unknown;
 
   constructor(private readonly ctx: RunContext) {}
 
@@ -26,12 +25,11 @@ export class SnapshotSchedule {
     const due =
       !passProgressOnly ||
       outputStarted !== this.savedOutputStarted ||
-      this.ctx.meterTicket !== this.savedMeterTicket ||
+      this.ctx.meterTicket !== this.ctx.snapshotMeterTicket ||
       Date.now() - this.savedAt >= this.ctx.deps.timers.snapshotIntervalMs;
     if (due) {
       this.savedAt = Date.now();
       this.savedOutputStarted = outputStarted;
-      this.savedMeterTicket = this.ctx.meterTicket;
     }
     return due;
   }
@@ -39,6 +37,8 @@ export class SnapshotSchedule {
 
 /** What the next owner needs, as it stands once `outputFrames` frames are appended. */
 export function runSnapshot(ctx: RunContext, outputFrames: number): Uint8Array {
+  // What was saved, not what was due: the lease may arrive while a save is on its way.
+  ctx.snapshotMeterTicket = ctx.meterTicket;
   const snap: RunSnapshot = {
     v: 2,
     inputIndex: ctx.processedInput,
