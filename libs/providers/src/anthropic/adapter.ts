@@ -11,6 +11,7 @@ import { AnthropicStreamDecoder } from "./decoder.js";
 import { mapAnthropicError, refusalError } from "./errors.js";
 import { oneResponse, passthroughBody } from "../shared/passthrough.js";
 import { toAnthropicRequest } from "./request.js";
+import { anthropicSseStream } from "./stream.js";
 
 /** The part of both SDK clients (Anthropic, AnthropicBedrock) a pass uses. */
 export interface MessagesClient {
@@ -22,6 +23,11 @@ export interface MessagesClient {
 
 export interface AnthropicPassSetup {
   client: MessagesClient;
+  /**
+   * Opens the streamed call: the events in batches for the pump. Anthropic reads the SSE body
+   * with the lean reader (anthropicSseStream); Bedrock's AWS event stream stays the SDK's.
+   */
+  streamEvents: (body: MessageCreateParamsStreaming, signal: AbortSignal) => PromiseLike<AsyncIterable<readonly RawMessageStreamEvent[]>>;
   provider: string;
   secrets: readonly (string | undefined)[];
   /** Rewrites the body (Bedrock adds its anthropic_version). */
@@ -52,10 +58,10 @@ export async function* streamMessagesPass(req: ModelCallRequest, setup: Anthropi
   // A passthrough body is the caller's, in this API: the SDK sends it as it is.
   let body = pt ? (passthroughBody(pt, req.target, opts, { fields: ["max_tokens"], defaultField: "max_tokens" }) as unknown as MessageCreateParamsStreaming) : toAnthropicRequest(req, opts);
   if (setup.body) body = setup.body(body);
-  const open = (): PromiseLike<AsyncIterable<RawMessageStreamEvent>> =>
+  const open = (): PromiseLike<AsyncIterable<readonly RawMessageStreamEvent[]> | Iterable<readonly RawMessageStreamEvent[]>> =>
     pt && !pt.stream
       ? oneResponse(pt, () => setup.client.messages.create(body as unknown as MessageCreateParamsNonStreaming, { signal: req.signal }), messageAsEvents)
-      : setup.client.messages.create(body, { signal: req.signal });
+      : setup.streamEvents(body, req.signal);
   yield* pumpVendorStream({
     open,
     decode: (ev) => {
@@ -118,7 +124,18 @@ export function createAnthropicAdapter(deps: ProviderAdapterDeps = {}): Provider
       } catch (err) {
         throw configurationError(provider, err, [req.target.apiKey]);
       }
-      yield* streamMessagesPass(req, { client: client as unknown as MessagesClient, provider, secrets: [req.target.apiKey] }, opts);
+      const messages = client.messages;
+      yield* streamMessagesPass(
+        req,
+        {
+          client: client as unknown as MessagesClient,
+          // The SDK sends the request and throws its HTTP errors; the SSE body is read by the lean reader.
+          streamEvents: (body, signal) => anthropicSseStream<RawMessageStreamEvent>(messages.create(body, { signal }), signal),
+          provider,
+          secrets: [req.target.apiKey],
+        },
+        opts,
+      );
     },
     /** Anthropic's token counting API (`POST /v1/messages/count_tokens`), free and not metered. */
     async countTokens(req: TokenCountRequest): Promise<number> {

@@ -1,7 +1,7 @@
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
 import { ProviderError, type ModelCallRequest, type ProviderAdapter, type ProviderEvent } from "@byok/protocol";
 import { ANTHROPIC_SDK_TRACING_OFF, parseAdapterOptions, sdkTransportOptions, type ProviderAdapterDeps } from "../shared/options.js";
-import { configurationError } from "../shared/transport.js";
+import { configurationError, eachAsBatch } from "../shared/transport.js";
 import { streamMessagesPass, type MessagesClient } from "../anthropic/adapter.js";
 
 /**
@@ -45,10 +45,13 @@ export function createBedrockAdapter(deps: ProviderAdapterDeps = {}): ProviderAd
       } catch (err) {
         throw configurationError(provider, err, secrets);
       }
+      const messages = client as unknown as MessagesClient;
       yield* streamMessagesPass(
         req,
         {
-          client: client as unknown as MessagesClient,
+          client: messages,
+          // AWS event-stream frames, not SSE: the SDK's stream reads them, one event at a time.
+          streamEvents: async (body, signal) => eachAsBatch(await messages.messages.create(body, { signal })),
           provider,
           secrets,
           body: (body) => ({ ...body, anthropic_version: BEDROCK_ANTHROPIC_VERSION }) as typeof body,

@@ -8,6 +8,7 @@ import { estimateUsage, inputEstimate, OutputMeter } from "../shared/usage.js";
 import { ChatStreamDecoder } from "./decoder.js";
 import { chatProviderName, contentFilterError, mapChatError } from "./errors.js";
 import { oneResponse } from "../shared/passthrough.js";
+import { openaiSseStream } from "../shared/openai-stream.js";
 import { chatPassthroughBody, toChatRequest } from "./request.js";
 import { normalizeChatUsage } from "./usage.js";
 
@@ -63,16 +64,18 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
   // A passthrough body is the caller's, in this API: the SDK sends it as it is.
   let body = pt ? (chatPassthroughBody(req, pt, opts) as unknown as ChatCompletionCreateParamsStreaming) : toChatRequest(req, opts);
   if (setup.body) body = setup.body(body);
-  const open = (): PromiseLike<AsyncIterable<ChatCompletionChunk>> =>
+  // Streamed: the SDK sends the request and throws its HTTP errors; the body is read by the lean SSE reader.
+  const open = (): PromiseLike<AsyncIterable<readonly ChatCompletionChunk[]> | Iterable<readonly ChatCompletionChunk[]>> =>
     pt && !pt.stream
       ? oneResponse(pt, () => setup.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: req.signal }), (c) => [completionAsChunk(c)])
-      : setup.client.chat.completions.create(body, { signal: req.signal });
+      : openaiSseStream<ChatCompletionChunk>(setup.client.chat.completions.create(body, { signal: req.signal }), req.signal);
 
   yield* pumpVendorStream({
     open,
     decode: (ev) => {
-      if (pt?.stream) pt.onVendorEvent(ev as unknown as Record<string, unknown>);
-      return decoder.push(ev);
+      const chunk = normalizeChunk(ev);
+      if (pt?.stream) pt.onVendorEvent(chunk as unknown as Record<string, unknown>);
+      return decoder.push(chunk);
     },
     mapError: (err) => mapChatError(err, ctx()),
     signal: req.signal,
@@ -88,6 +91,29 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
     type: "completed", usage: usageSoFar(), endTurn: decoder.toolCallCount === 0, stopReason: decoder.stopReason(),
     ...(decoder.responseModel ? { responseModel: decoder.responseModel } : {}),
   };
+}
+
+/**
+ * What the SDK's `chat.completions.create` stream does to every chunk
+ * (normalizeChatCompletionChunk in node_modules/openai/lib/chat-completions/streaming.mjs): a
+ * choice without `finish_reason` gets `finish_reason: null`, so passthrough callers see the
+ * chunks they saw through the SDK. In place: the chunk was just parsed and is ours.
+ */
+export function normalizeChunk(chunk: ChatCompletionChunk): ChatCompletionChunk {
+  const choices: unknown = (chunk as { choices?: unknown } | null | undefined)?.choices;
+  if (!Array.isArray(choices)) return chunk;
+  for (let i = 0; i < choices.length; i++) {
+    const choice: unknown = choices[i];
+    if (typeof choice === "object" && choice !== null) {
+      const c = choice as { finish_reason?: unknown };
+      if (c.finish_reason === undefined) c.finish_reason = null;
+    } else {
+      // Not an object (no real server sends one): the SDK's own copy, which throws for null as it does.
+      const c = choice as { finish_reason?: unknown };
+      choices[i] = { ...c, finish_reason: c.finish_reason ?? null };
+    }
+  }
+  return chunk;
 }
 
 /** A non-streaming completion as the one chunk that carries all of it (its message as the delta). */

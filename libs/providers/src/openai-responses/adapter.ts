@@ -9,6 +9,7 @@ import { chatProviderName } from "../openai-chat/errors.js";
 import { ResponsesStreamDecoder } from "./decoder.js";
 import { failedResponseError, incompleteContentFilterError, mapResponsesError } from "./errors.js";
 import { oneResponse, passthroughBody } from "../shared/passthrough.js";
+import { openaiSseStream } from "../shared/openai-stream.js";
 import { toResponsesRequest } from "./request.js";
 import { normalizeResponsesUsage } from "./usage.js";
 
@@ -46,10 +47,11 @@ export async function* streamResponsesPass(
   const pt = req.passthrough;
   // A passthrough body is the caller's, in this API: the SDK sends it as it is.
   const body = pt ? passthroughBody(pt, req.target, opts, { fields: ["max_output_tokens"], defaultField: "max_output_tokens" }) : toResponsesRequest(req, opts);
-  const open = (): PromiseLike<AsyncIterable<ResponseStreamEvent>> =>
+  // Streamed: the SDK sends the request and throws its HTTP errors; the body is read by the lean SSE reader.
+  const open = (): PromiseLike<AsyncIterable<readonly ResponseStreamEvent[]> | Iterable<readonly ResponseStreamEvent[]>> =>
     pt && !pt.stream
       ? oneResponse(pt, () => client.responses.create(body as unknown as ResponseCreateParamsNonStreaming, { signal: req.signal }), responseAsEvents)
-      : client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal: req.signal });
+      : openaiSseStream<ResponseStreamEvent>(client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal: req.signal }), req.signal);
 
   yield* pumpVendorStream({
     open,

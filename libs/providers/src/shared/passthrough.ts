@@ -32,11 +32,9 @@ export async function oneResponse<R extends object, E>(
   p: VendorPassthrough,
   call: () => PromiseLike<R>,
   asEvents: (response: R) => E[],
-): Promise<AsyncIterable<E>> {
+): Promise<Iterable<readonly E[]>> {
   const response = await call();
   p.onVendorEvent(response as Record<string, unknown>);
-  const events = asEvents(response);
-  return (async function* () {
-    yield* events;
-  })();
+  // One batch: the pump reads it like a network chunk of a stream.
+  return [asEvents(response)];
 }

@@ -76,14 +76,16 @@ export function configurationError(provider: string, cause: unknown, secrets: re
 }
 
 /**
- * The common shape of every streamed pass: open the SDK stream, feed each vendor event to the
- * decoder, map any SDK failure through the API's error mapping, and report an abort as a
- * cancel (the SDKs end iteration silently when the request is aborted). `onOpen` runs once the
- * response started (failures after it carry partial usage). API-specific completion checks
- * (finish reason, terminal event) stay with the caller.
+ * The common shape of every streamed pass: open the vendor stream, feed each vendor event to
+ * the decoder, map any SDK failure through the API's error mapping, and report an abort as a
+ * cancel (the streams end silently when the request is aborted). The stream hands events over
+ * in batches, one per network chunk for the SSE reader (shared/sse.ts), so a chunk's events
+ * cost one async step, not one each. `onOpen` runs once the response started (failures after
+ * it carry partial usage). API-specific completion checks (finish reason, terminal event) stay
+ * with the caller.
  */
 export async function* pumpVendorStream<E, O>(opts: {
-  open: () => PromiseLike<AsyncIterable<E>>;
+  open: () => PromiseLike<AsyncIterable<readonly E[]> | Iterable<readonly E[]>>;
   decode: (event: E) => Iterable<O>;
   mapError: (err: unknown) => ProviderError;
   signal: AbortSignal;
@@ -91,7 +93,7 @@ export async function* pumpVendorStream<E, O>(opts: {
   onOpen: () => void;
 }): AsyncGenerator<O> {
   if (opts.signal.aborted) throw opts.cancelled();
-  let stream: AsyncIterable<E>;
+  let stream: AsyncIterable<readonly E[]> | Iterable<readonly E[]>;
   try {
     stream = await opts.open();
   } catch (err) {
@@ -99,14 +101,23 @@ export async function* pumpVendorStream<E, O>(opts: {
   }
   opts.onOpen();
   try {
-    for await (const ev of stream) {
-      yield* opts.decode(ev);
-      if (opts.signal.aborted) break;
+    read: for await (const batch of stream) {
+      for (const ev of batch) {
+        // A plain loop: `yield*` over the decoder's array would add an async-from-sync step per event.
+        for (const out of opts.decode(ev)) yield out;
+        // The consumer may abort while an event is out: the rest of the chunk is not decoded.
+        if (opts.signal.aborted) break read;
+      }
     }
   } catch (err) {
     throw opts.mapError(err);
   }
   if (opts.signal.aborted) throw opts.cancelled();
+}
+
+/** An SDK stream that yields events one by one, as batches of one (Bedrock's AWS event stream). */
+export async function* eachAsBatch<E>(events: AsyncIterable<E>): AsyncGenerator<readonly E[]> {
+  for await (const ev of events) yield [ev];
 }
 
 /** A class of error an SDK throws (matched with instanceof). */
