@@ -78,11 +78,14 @@ function payloadOf(req: BidiAppendRequest, maxPayloadBytes: number): Uint8Array 
 export function createClientAppender(deps: BidiAppendDeps) {
   return async (principal: Principal, headers: ClientHeaders, requestId: string, seqno: bigint, payload: Uint8Array, via: string): Promise<void> => {
     // Every line of this append names its tenant and request (and, inside its span, the trace).
-    const log = deps.logger.child({ tenant: principal.tenantId, requestId });
+    // The child logger (its bindings scrubbed) is made only for a line that is written: most
+    // appends write none at the usual levels.
+    let child: Logger | undefined;
+    const log = () => (child ??= deps.logger.child({ tenant: principal.tenantId, requestId }));
     const decoded = decodeClientMessage(payload);
     if (!decoded.ok) {
       // The decoder's own wording stays in the debug log; the client gets the protocol's words.
-      log.debug({ reason: decoded.reason }, "undecodable AgentClientMessage");
+      if (deps.logger.isLevelEnabled("debug")) log().debug({ reason: decoded.reason }, "undecodable AgentClientMessage");
       throw invalidArgument(`The ${via} payload is not a valid agent.v1.AgentClientMessage (binary protobuf).`);
     }
     const ref = { tenantId: principal.tenantId, requestId };
@@ -92,7 +95,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
         enforced = await deps.privacyEnforced(principal.tenantId);
       } catch (err) {
         // Fail closed: without the tenant's policy the run's privacy mode is unknown.
-        log.error({ err: err instanceof Error ? err.name : "unknown" }, `tenant policy unavailable for ${via}`);
+        log().error({ err: err instanceof Error ? err.name : "unknown" }, `tenant policy unavailable for ${via}`);
         deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
         throw unavailable("The gateway could not read the tenant's privacy policy; retry shortly.");
       }
@@ -125,8 +128,13 @@ export function createClientAppender(deps: BidiAppendDeps) {
         error.metadata.set("retry-after", String(ADMISSION_RETRY_AFTER_S));
         await endGeneration(deps.bus, ref, generation, error);
         refused = error;
-      } else if (outcome.status === "accepted" || outcome.status === "duplicate") {
-        // Idempotent per (request, generation): a retried append re-dispatches harmlessly.
+      } else if ((outcome.status === "accepted" && outcome.startedGeneration) || outcome.status === "duplicate") {
+        // The append that started the generation dispatches its run. A duplicate re-dispatches
+        // (idempotent per (request, generation): a no-op while the job exists): it is the
+        // client's retry of an append whose dispatch failed, or whose ingress died between
+        // the bus append and the dispatch, or a Run reconnecting with its run_request, and
+        // so the only way such a run still starts. Any other append joins a generation whose
+        // starting append was dispatched, or was answered `unavailable` and is retried.
         // The job carries its dispatch span's context; the run span links to it.
         await withSpan(tracer, SPAN.jobDispatch, producer, (s) => {
           s.setAttribute(ATTR.generation, generation);
@@ -134,7 +142,7 @@ export function createClientAppender(deps: BidiAppendDeps) {
         });
       }
     } catch (err) {
-      log.error({ err }, `bus unavailable for ${via}`);
+      log().error({ err }, `bus unavailable for ${via}`);
       deps.metrics.bidiAppends.inc({ outcome: "unavailable" });
       throw unavailable("The gateway could not record the append (its message bus is unavailable); retry shortly.");
     }
@@ -150,7 +158,9 @@ export function createClientAppender(deps: BidiAppendDeps) {
     if (outcome.status === "input_full") {
       throw resourceExhausted(`This run already received ${outcome.limit} messages, the gateway's limit for one run.`);
     }
-    log.debug({ seqno: String(seqno), outcome: outcome.status, generation: outcome.generation, via, ...loggableHeaders(headers) }, "append");
+    if (deps.logger.isLevelEnabled("debug")) {
+      log().debug({ seqno: String(seqno), outcome: outcome.status, generation: outcome.generation, via, ...loggableHeaders(headers) }, "append");
+    }
   };
 }
 

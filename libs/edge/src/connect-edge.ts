@@ -126,10 +126,11 @@ function guardHandler(h: UniversalHandler, opts: ConnectEdgeOptions): (req: Univ
       }
       const raw = await readBody(req, readMaxBytes, procedure);
       const { bytes } = await decodeMessage(raw, message);
-      const header = new Headers(req.header);
-      header.delete(encodingHeader);
-      header.set("content-length", String(bytes.byteLength));
-      return await h({ ...req, header, body: createAsyncIterable([bytes]), contextValues });
+      // The request's own Headers (built for this request alone, read by nothing else): changed
+      // in place rather than copied.
+      req.header.delete(encodingHeader);
+      req.header.set("content-length", String(bytes.byteLength));
+      return await h({ ...req, body: createAsyncIterable([bytes]), contextValues });
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       return unaryError(err.code === Code.ResourceExhausted ? 429 : 400, err);
