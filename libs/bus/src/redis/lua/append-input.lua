@@ -3,7 +3,7 @@
   atomic in the request's slot. Same semantics as the memory bus's appendInput.
 
   Steps
-    1. Read the latest generation and whether it ended from the seq hash. With no generation,
+    1. Read the latest generation, whether it ended and the next seqno from the seq hash. With no generation,
        or when the latest one ended and seqno is 1 or <= 0, begin generation latest+1
        (next seqno 1, not ended; the seq hash loses its idle TTL while a generation is live).
     2. seqno <= 0: append to the input stream unless the input cap is reached.
@@ -63,11 +63,15 @@ local function fmt(n)
   return string.format('%.0f', n)
 end
 
-local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
-local ended = redis.call('HGET', seqKey, 'ended') == '1'
+-- One read of the sequence state (commands inside scripts count: docs/benchmarks.md).
+local state = redis.call('HMGET', seqKey, 'latest', 'ended', 'next')
+local latest = tonumber(state[1] or '0')
+local ended = state[2] == '1'
+local nextSeqno = tonumber(state[3] or '1')
 if latest == 0 or (ended and (seqno == 1 or seqno <= 0)) then
   latest = latest + 1
   ended = false
+  nextSeqno = 1
   redis.call('HSET', seqKey, 'latest', latest, 'next', '1', 'ended', '0')
   -- A live generation's sequence state never expires under it.
   redis.call('PERSIST', seqKey)
@@ -112,9 +116,10 @@ if seqno <= 0 then
   return { 'accepted', latest, started }
 end
 
-local nextSeqno = tonumber(redis.call('HGET', seqKey, 'next') or '1')
 local field = fmt(seqno)
-if seqno < nextSeqno or redis.call('HEXISTS', bufKey, 'p:' .. field) == 1 then
+-- Nothing buffered (the usual case): no lookups in the buffer below.
+local bufferedFields = redis.call('HLEN', bufKey)
+if seqno < nextSeqno or (bufferedFields > 0 and redis.call('HEXISTS', bufKey, 'p:' .. field) == 1) then
   settle(); wake(false)
   return { 'duplicate', latest }
 end
@@ -123,7 +128,7 @@ if seqno - nextSeqno > window then
   return { 'beyond_window', latest, fmt(nextSeqno) }
 end
 if seqno > nextSeqno then
-  local buffered = redis.call('HLEN', bufKey) / 2
+  local buffered = bufferedFields / 2
   if len + buffered >= maxInput then
     settle(); wake(false)
     return { 'input_full', latest }
@@ -139,12 +144,13 @@ end
 push(field, payload, trace)
 nextSeqno = nextSeqno + 1
 -- Flush the buffered successors that are now in order.
-while true do
+while bufferedFields > 0 do
   local f = fmt(nextSeqno)
   local p = redis.call('HGET', bufKey, 'p:' .. f)
   if not p then break end
   local t = redis.call('HGET', bufKey, 't:' .. f) or '{}'
   redis.call('HDEL', bufKey, 'p:' .. f, 't:' .. f)
+  bufferedFields = bufferedFields - 2
   push(f, p, t)
   nextSeqno = nextSeqno + 1
 end

@@ -15,11 +15,12 @@
 local seqKey, epochKey, endKey, snapKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local generation = tonumber(ARGV[1])
 local epoch = tonumber(ARGV[2])
-local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
+local state = redis.call('HMGET', seqKey, 'latest', 'ended')
+local latest = tonumber(state[1] or '0')
 if generation < 1 or generation > latest then return 0 end
 if tonumber(redis.call('GET', epochKey) or '0') ~= epoch then return 0 end
 local endTtl = redis.call('PTTL', endKey)
-local hasEnded = generation < latest or redis.call('HGET', seqKey, 'ended') == '1'
+local hasEnded = generation < latest or state[2] == '1'
 if hasEnded and endTtl == -2 then return 0 end
 if endTtl > 0 then
   redis.call('SET', snapKey, ARGV[3], 'PX', endTtl)
