@@ -7,7 +7,11 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { migrationConfig } from "../migrations.js";
-import type { OpenedDatabase } from "./opened.js";
+import { TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+
+const asText = (value: string) => value;
+/** Result parsers of `query`: date/time types as text, like drizzle's PGlite session (opened.ts). */
+const QUERY_OPTIONS = { parsers: Object.fromEntries(TEXT_RESULT_OIDS.map((oid) => [oid, asText])) };
 
 /** Opens (creating if needed) the database at `dataDir`, or an in-memory one, and migrates it. */
 export async function openPglite(dataDir: string | undefined): Promise<OpenedDatabase> {
@@ -23,7 +27,7 @@ export async function openPglite(dataDir: string | undefined): Promise<OpenedDat
   return {
     db,
     migrationConfig: config,
-    query: async (text, params) => ({ rows: (await client.query(text, [...params])).rows }),
+    query: async (text, params) => ({ rows: (await client.query(text, [...params], QUERY_OPTIONS)).rows }),
     close: () => client.close(),
   };
 }
