@@ -2,6 +2,9 @@
 // PGlite (the embedded gateway's store, in this process as there) and on Postgres (a private
 // schema of DATABASE_URL): what a turn's store work costs the process that runs it. In embedded
 // mode PGlite runs on the gateway's own event loop, so its milliseconds are the gateway's CPU.
+// Per call: p50 and mean wall ms, `xClaim` (p50 over claimRun's p50 in the same run: the machine's
+// speed moves between runs, ratios within one run compare), and `cpuUs`, the mean process CPU
+// (user + system, process.cpuUsage) the call cost: for PGlite everything, for Postgres the client's share.
 // Not a test.   BENCH_STORE_TURNS (300)  DATABASE_URL
 import { createHash, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -16,12 +19,20 @@ const WARMUP = 50;
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 /** The store calls of one turn, in the order a turn makes them; ms per call, by name. */
-async function turns(store: GatewayStore): Promise<Record<string, { p50: number; mean: number }>> {
-  const samples = new Map<string, number[]>();
+async function turns(store: GatewayStore): Promise<Record<string, { p50: number; mean: number; xClaim: number; cpuUs: number }>> {
+  const samples = new Map<string, { ms: number[]; cpuUs: number[] }>();
   const time = async <T>(name: string, call: () => Promise<T>, keep: boolean): Promise<T> => {
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const out = await call();
-    if (keep) samples.set(name, [...(samples.get(name) ?? []), performance.now() - start]);
+    const ms = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    if (keep) {
+      const s = samples.get(name) ?? { ms: [], cpuUs: [] };
+      s.ms.push(ms);
+      s.cpuUs.push(used.user + used.system);
+      samples.set(name, s);
+    }
     return out;
   };
   for (let i = 0; i < WARMUP + TURNS; i++) {
@@ -32,12 +43,17 @@ async function turns(store: GatewayStore): Promise<Record<string, { p50: number;
     const fence = { requestId, generation: 1, epoch: 1 };
     const entry = (kind: string, body: Record<string, unknown>) => ({ tenantId: tenant, conversationId: conv, requestId, generation: 1, turn: 0, kind, body, interrupted: false });
     const blob = Buffer.from(`turn ${i} `.repeat(60));
+    const several = [0, 1, 2, 3].map((k) => Buffer.from(`turn ${i} blob ${k} `.repeat(512)));
     await time("claimRun", () => store.claimRun(tenant, fence), keep);
     await time("listHistory", () => store.listHistory(tenant, conv), keep);
     await time("latestCheckpoint", () => store.latestCheckpoint(tenant, conv), keep);
     await time("appendHistory (user)", () => store.appendHistory([entry("user", { text: "hello", dedupeKey: "u" })], fence), keep);
+    await time("upsertConversation", () => store.upsertConversation(tenant, conv, { lastRequestId: requestId }), keep);
+    await time("listHistory (1 entry)", () => store.listHistory(tenant, conv), keep);
     await time("putBlobs", () => store.putBlobs(tenant, [{ id: createHash("sha256").update(blob).digest(), data: blob }]), keep);
+    await time("putBlobs (4 x ~8 KiB)", () => store.putBlobs(tenant, several.map((data) => ({ id: createHash("sha256").update(data).digest(), data }))), keep);
     await time("saveCheckpoint", () => store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId, generation: 1, state: Buffer.alloc(800, 1) }, fence), keep);
+    await time("latestCheckpoint (800 B)", () => store.latestCheckpoint(tenant, conv), keep);
     await time("appendHistory (assistant)", () => store.appendHistory([entry("assistant", { text: "t ".repeat(60), dedupeKey: "a" })], fence), keep);
     await time("ledger.record", () => store.ledger.record({
       tenantId: tenant, userId: "u", keyId: "k", conversationId: conv, requestId, originalRequestId: requestId, generation: 1, epoch: 1, modelCallId: "m1", attempt: 1,
@@ -46,7 +62,14 @@ async function turns(store: GatewayStore): Promise<Record<string, { p50: number;
       ttftMs: 120, ttftOverheadUs: 900, durationMs: 3000, outcome: "ok",
     }), keep);
   }
-  return Object.fromEntries([...samples].map(([name, ms]) => [name, { p50: round(percentile(ms, 50), 3), mean: round(ms.reduce((a, b) => a + b, 0) / ms.length, 3) }]));
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const claimP50 = percentile(samples.get("claimRun")!.ms, 50);
+  return Object.fromEntries(
+    [...samples].map(([name, { ms, cpuUs }]) => [
+      name,
+      { p50: round(percentile(ms, 50), 3), mean: round(mean(ms), 3), xClaim: round(percentile(ms, 50) / claimP50, 2), cpuUs: Math.round(mean(cpuUs)) },
+    ]),
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), "byok-bench-store-"));

@@ -1,4 +1,5 @@
 import { Placeholder, sql, type SQL } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/node-postgres";
 import { PgDialect, type AnyPgColumn, type PgDatabase, type PgQueryResultHKT } from "drizzle-orm/pg-core";
 
 /** The drizzle handle every repository receives (either driver). */
@@ -38,13 +39,20 @@ export interface RenderedStatement {
 const dialect = new PgDialect();
 
 /**
- * Renders a statement built with drizzle (tables and columns from the schema, values as named
- * placeholders) to SQL text once. The hot writes (a turn's history appends, an attempt's ledger
- * record) run it with `bind` instead of having drizzle rebuild the same text on every call, which
- * cost ~0.3–0.4 ms of CPU each (docs/benchmarks.md, "Statements rendered once").
+ * drizzle's query builders without a connection, for building a statement to render: both drivers
+ * render with the same PgDialect, so the text is the one drizzle would send on either.
  */
-export function renderStatement(build: (value: (name: string) => SQL) => SQL): RenderedStatement {
-  const q = dialect.sqlToQuery(build((name) => sql`${sql.placeholder(name)}`));
+const builders: Pick<Db, "select" | "insert"> = drizzle.mock();
+
+/**
+ * Renders a statement built with drizzle (tables and columns from the schema, values as named
+ * placeholders) to SQL text once: a `sql` template, or a builder chain of `qb` ending in
+ * `.getSQL()` (the same text drizzle sends for that chain). The per-turn statements (README "Hot
+ * statements rendered once") run it with `bind` instead of having drizzle rebuild the same text on
+ * every call, which cost ~0.3–0.4 ms of CPU each (docs/benchmarks.md, "Statements rendered once").
+ */
+export function renderStatement(build: (value: (name: string) => SQL, qb: Pick<Db, "select" | "insert">) => SQL): RenderedStatement {
+  const q = dialect.sqlToQuery(build((name) => sql`${sql.placeholder(name)}`, builders));
   return {
     text: q.sql,
     params: q.params.map((p) => {
@@ -65,4 +73,27 @@ export function bind(statement: RenderedStatement, values: Readonly<Record<strin
 /** A value as `col` sends it to the driver (drizzle's own encoding: JSON for jsonb, ISO text for timestamps); null stays null. */
 export function driverValue(col: AnyPgColumn, v: unknown): unknown {
   return v === null || v === undefined ? null : col.mapToDriverValue(v);
+}
+
+/** What a column decodes to, as drizzle types a selected column (nullable unless NOT NULL). */
+export type Decoded<F extends Record<string, AnyPgColumn>> = {
+  [K in keyof F]: F[K]["_"]["notNull"] extends true ? F[K]["_"]["data"] : F[K]["_"]["data"] | null;
+};
+
+/**
+ * A rendered read's row (keyed by column name) decoded as drizzle's select or returning decodes
+ * it: each field by its column's own `mapFromDriverValue` (timestamps from the text the driver
+ * leaves them as, see drivers/opened.ts; bytea to Uint8Array; bigint modes), null left null.
+ */
+export function rowReader<F extends Record<string, AnyPgColumn>>(fields: F): (row: unknown) => Decoded<F> {
+  const entries = Object.entries(fields);
+  return (row) => {
+    const raw = row as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    for (const [field, col] of entries) {
+      const v = raw[col.name];
+      out[field] = v === null ? null : col.mapFromDriverValue(v);
+    }
+    return out as Decoded<F>;
+  };
 }

@@ -3,9 +3,9 @@
  * migrated database from drivers/pglite.ts or drivers/postgres.ts.
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { bind, columnList, columnName, isUniqueViolation, renderStatement, rowsOf, type RenderedStatement } from "./db.js";
+import { bind, columnList, columnName, driverValue, isUniqueViolation, renderStatement, rowReader, rowsOf, type RenderedStatement } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
@@ -13,29 +13,22 @@ import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
 import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
 
-type HistoryRow = typeof history.$inferSelect;
-
 export function createDrizzleStore(opened: OpenedDatabase): Store {
   const { db } = opened;
   let closing: Promise<void> | undefined;
 
-  const conversationKey = [conversations.tenantId, conversations.conversationId];
   const historyOf = (tenantId: string, conversationId: string) =>
     and(eq(history.tenantId, tenantId), eq(history.conversationId, conversationId));
 
   return {
     async upsertConversation(tenantId, conversationId, meta = {}) {
-      // `||` on jsonb is a shallow merge done by the server, so concurrent upserts never lose a key.
-      const [row] = await db
-        .insert(conversations)
-        .values({ tenantId, conversationId, meta })
-        .onConflictDoUpdate({
-          target: conversationKey,
-          set: { meta: sql`${conversations.meta} || excluded.meta`, updatedAt: sql`now()` },
-        })
-        .returning();
-      if (row === undefined) throw new Error("upsert returned no row");
-      return toConversation(row);
+      const { rows } = await opened.query(UPSERT_CONVERSATION.text, bind(UPSERT_CONVERSATION, {
+        tenantId: driverValue(conversations.tenantId, tenantId),
+        conversationId: driverValue(conversations.conversationId, conversationId),
+        meta: driverValue(conversations.meta, meta),
+      }));
+      if (rows[0] === undefined) throw new Error("upsert returned no row");
+      return toConversation(readConversation(rows[0]));
     },
 
     async getConversation(tenantId, conversationId) {
@@ -46,7 +39,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       return row === undefined ? undefined : toConversation(row);
     },
 
-    claimRun: createFenceClaims(db),
+    claimRun: createFenceClaims(db, opened.query),
 
     async appendHistory(entries, fence) {
       const target = appendTarget(entries);
@@ -65,8 +58,11 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     },
 
     async listHistory(tenantId, conversationId) {
-      const rows = await db.select().from(history).where(historyOf(tenantId, conversationId)).orderBy(asc(history.seq));
-      return rows.map(toHistoryEntry);
+      const { rows } = await opened.query(LIST_HISTORY.text, bind(LIST_HISTORY, {
+        tenantId: driverValue(history.tenantId, tenantId),
+        conversationId: driverValue(history.conversationId, conversationId),
+      }));
+      return rows.map((r) => toHistoryEntry(readHistory(r)));
     },
 
     async markInterrupted(tenantId, conversationId, seqs, fence) {
@@ -82,37 +78,40 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     },
 
     async saveCheckpoint(c, fence) {
+      const values: Record<string, unknown> = {
+        tenantId: driverValue(checkpoints.tenantId, c.tenantId),
+        conversationId: driverValue(checkpoints.conversationId, c.conversationId),
+        requestId: driverValue(checkpoints.requestId, c.requestId),
+        generation: driverValue(checkpoints.generation, c.generation),
+        state: driverValue(checkpoints.state, c.state),
+      };
       if (fence === undefined) {
-        await db.insert(checkpoints).values({ tenantId: c.tenantId, conversationId: c.conversationId, requestId: c.requestId, generation: c.generation, state: c.state });
+        await opened.query(SAVE_CHECKPOINT.unfenced.text, bind(SAVE_CHECKPOINT.unfenced, values));
         return;
       }
-      const columns = columnList([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state]);
-      const saved = await db.execute(
-        sql`insert into ${checkpoints} (${columns}) select ${c.tenantId}, ${c.conversationId}, ${c.requestId}, ${c.generation}::integer, ${c.state}::bytea where ${fenceHolds(c.tenantId, fence)} returning 1`,
-      );
-      if (rowsOf(saved).length === 0) throw fencedError(fence);
+      Object.assign(values, { "fence:requestId": fence.requestId, "fence:generation": fence.generation, "fence:epoch": fence.epoch });
+      const saved = await opened.query(SAVE_CHECKPOINT.fenced.text, bind(SAVE_CHECKPOINT.fenced, values));
+      if (saved.rows.length === 0) throw fencedError(fence);
     },
 
     async latestCheckpoint(tenantId, conversationId) {
-      const [row] = await db
-        .select()
-        .from(checkpoints)
-        .where(and(eq(checkpoints.tenantId, tenantId), eq(checkpoints.conversationId, conversationId)))
-        .orderBy(desc(checkpoints.id))
-        .limit(1);
-      if (row === undefined) return undefined;
-      const { id: _id, ...record } = row;
-      return record satisfies CheckpointRecord;
+      const { rows } = await opened.query(LATEST_CHECKPOINT.text, bind(LATEST_CHECKPOINT, {
+        tenantId: driverValue(checkpoints.tenantId, tenantId),
+        conversationId: driverValue(checkpoints.conversationId, conversationId),
+        limit: 1,
+      }));
+      return rows[0] === undefined ? undefined : (readCheckpoint(rows[0]) satisfies CheckpointRecord);
     },
 
     async putBlobs(tenantId, puts) {
       for (const b of puts) assertBlobId(b.id, b.data);
       if (puts.length === 0) return;
       // Same id means same bytes, so a repeat put (or a repeat within the batch) changes nothing.
-      await db
-        .insert(blobs)
-        .values(puts.map((b) => ({ tenantId, blobId: b.id, data: b.data })))
-        .onConflictDoNothing();
+      await opened.query(PUT_BLOBS.text, bind(PUT_BLOBS, {
+        tenantId: driverValue(blobs.tenantId, tenantId),
+        ids: puts.map((b) => hex(b.id)),
+        data: puts.map((b) => hex(b.data)),
+      }));
     },
 
     async getBlob(tenantId, blobId) {
@@ -132,23 +131,97 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
   };
 }
 
+/*
+ * The statements of a turn (besides the append below and the ledger record), rendered once (db.ts
+ * `renderStatement`, README "Hot statements rendered once"): built with the same drizzle calls the
+ * methods made before, so the text is what drizzle sent; rows are decoded with the columns' own
+ * `mapFromDriverValue` (db.ts `rowReader`), as drizzle's select did.
+ */
+
+/** `||` on jsonb is a shallow merge done by the server, so concurrent upserts never lose a key. */
+const UPSERT_CONVERSATION = renderStatement((value, qb) =>
+  qb
+    .insert(conversations)
+    .values({ tenantId: value("tenantId"), conversationId: value("conversationId"), meta: value("meta") })
+    .onConflictDoUpdate({
+      target: [conversations.tenantId, conversations.conversationId],
+      set: { meta: sql`${conversations.meta} || excluded.meta`, updatedAt: sql`now()` },
+    })
+    .returning()
+    .getSQL(),
+);
+const readConversation = rowReader(getTableColumns(conversations));
+
+const LIST_HISTORY = renderStatement((value, qb) =>
+  qb
+    .select()
+    .from(history)
+    .where(and(eq(history.tenantId, value("tenantId")), eq(history.conversationId, value("conversationId"))))
+    .orderBy(asc(history.seq))
+    .getSQL(),
+);
+const readHistory = rowReader(getTableColumns(history));
+
+/** The record's columns (the id only orders). drizzle sends a limit as a parameter, hence `limit` (always 1). */
+const { id: _checkpointId, ...checkpointRecord } = getTableColumns(checkpoints);
+const LATEST_CHECKPOINT = renderStatement((value, qb) =>
+  qb
+    .select(checkpointRecord)
+    .from(checkpoints)
+    .where(and(eq(checkpoints.tenantId, value("tenantId")), eq(checkpoints.conversationId, value("conversationId"))))
+    .orderBy(desc(checkpoints.id))
+    .limit(sql.placeholder("limit"))
+    .getSQL(),
+);
+const readCheckpoint = rowReader(checkpointRecord);
+
+/**
+ * A checkpoint save: unfenced, a plain insert; fenced, `INSERT … SELECT … WHERE` the fence holds
+ * (README "run_fences"), returning a row only when it wrote. The fence's ids are values of their
+ * own (`fence:*`), as they were separate parameters before.
+ */
+const SAVE_CHECKPOINT = {
+  unfenced: renderStatement((value, qb) =>
+    qb
+      .insert(checkpoints)
+      .values({ tenantId: value("tenantId"), conversationId: value("conversationId"), requestId: value("requestId"), generation: value("generation"), state: value("state") })
+      .getSQL(),
+  ),
+  fenced: renderStatement((value) => {
+    const columns = columnList([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state]);
+    const holds = fenceHolds(value("tenantId"), { requestId: value("fence:requestId"), generation: value("fence:generation"), epoch: value("fence:epoch") });
+    return sql`insert into ${checkpoints} (${columns}) select ${value("tenantId")}, ${value("conversationId")}, ${value("requestId")}, ${value("generation")}::integer, ${value("state")}::bytea where ${holds} returning 1`;
+  }),
+};
+
+/**
+ * Any number of blobs in one statement of one text: ids and bytes as two arrays of hex, unnested
+ * in step and decoded by the server. Hex rather than bytea[] because PGlite serialises a bytea
+ * parameter byte by byte in JavaScript; `Buffer#toString("hex")` is native. ON CONFLICT DO
+ * NOTHING without a target, as before: a stored blob or a repeat within the put is skipped.
+ */
+const PUT_BLOBS = renderStatement((value) => {
+  const columns = columnList([blobs.tenantId, blobs.blobId, blobs.data]);
+  return sql`insert into ${blobs} (${columns})
+    select ${value("tenantId")}::text, decode(b.id, 'hex'), decode(b.data, 'hex')
+    from unnest(${value("ids")}::text[], ${value("data")}::text[]) as b(id, data)
+    on conflict do nothing`;
+});
+
+function hex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
 /** Tries of one append that lost a dedupe race (each loss means another appender committed the same entries). */
 const APPEND_ATTEMPTS = 4;
 
-/** An appended row as the raw statement returns it. */
+/** An appended row as the raw statement returns it (the history columns by name, decoded by `readHistory`). */
 interface RawHistoryRow {
   touched: number;
   tenant_id: string | null;
-  conversation_id: string;
-  seq: number;
   request_id: string;
   generation: number;
-  turn: number;
-  kind: string;
-  body: unknown;
   dedupe_key: string | null;
-  interrupted: boolean;
-  created_at: Date | string;
 }
 
 /**
@@ -233,7 +306,7 @@ async function appendOnce(query: OpenedDatabase["query"], tenantId: string, conv
   const unkeyed: HistoryEntry[] = [];
   for (const r of rows) {
     if (r.tenant_id === null) continue; // the left join's empty row: nothing inserted or stored
-    const entry = fromRaw(r);
+    const entry = toHistoryEntry(readHistory(r));
     if (r.dedupe_key === null) unkeyed.push(entry);
     else byIdentity.set(dedupeIdentity(r.request_id, r.generation, r.dedupe_key), entry);
   }
@@ -247,22 +320,7 @@ async function appendOnce(query: OpenedDatabase["query"], tenantId: string, conv
   });
 }
 
-function fromRaw(r: RawHistoryRow): HistoryEntry {
-  return {
-    tenantId: r.tenant_id!,
-    conversationId: r.conversation_id,
-    seq: r.seq,
-    requestId: r.request_id,
-    generation: r.generation,
-    turn: r.turn,
-    kind: r.kind,
-    body: r.body,
-    interrupted: r.interrupted,
-    createdAt: r.created_at instanceof Date ? r.created_at : new Date(r.created_at),
-  };
-}
-
-function toHistoryEntry(r: HistoryRow): HistoryEntry {
+function toHistoryEntry(r: typeof history.$inferSelect): HistoryEntry {
   return {
     tenantId: r.tenantId,
     conversationId: r.conversationId,

@@ -1,5 +1,6 @@
 import { and, eq, lt, sql, type SQL } from "drizzle-orm";
-import type { Db } from "./db.js";
+import { bind, driverValue, renderStatement, rowReader, type Db } from "./db.js";
+import type { OpenedDatabase } from "./drivers/opened.js";
 import { StoreError } from "./errors.js";
 import { runFences } from "./schema.js";
 import type { RunFence } from "./types.js";
@@ -11,28 +12,45 @@ type Executor = Pick<Db, "select" | "insert" | "delete">;
 const FENCE_PRUNE_INTERVAL_MS = 10 * 60_000;
 
 /**
+ * The claim, rendered once (db.ts `renderStatement`; it runs at every generation start): the
+ * upsert drizzle built here before, raising the epoch and never lowering it.
+ */
+const CLAIM = renderStatement((value, qb) =>
+  qb
+    .insert(runFences)
+    .values({ tenantId: value("tenantId"), requestId: value("requestId"), generation: value("generation"), epoch: value("epoch") })
+    .onConflictDoUpdate({
+      target: [runFences.tenantId, runFences.requestId, runFences.generation],
+      set: { epoch: sql`greatest(${runFences.epoch}, excluded.epoch)`, claimedAt: sql`now()` },
+    })
+    .returning({ epoch: runFences.epoch })
+    .getSQL(),
+);
+const readClaim = rowReader({ epoch: runFences.epoch });
+
+/**
  * The store's claims: each records `fence.epoch` as the generation's latest claim (never
  * lowering it). True when the epoch is the latest, false when a newer owner already claimed:
  * then every write of this epoch is refused. A tenant's day-old fences are pruned at its first
  * claim and then at most every FENCE_PRUNE_INTERVAL_MS, not at every claim (one statement less
  * per run; a fence is only read while its run can still be taken over, minutes).
  */
-export function createFenceClaims(db: Executor): (tenantId: string, fence: RunFence) => Promise<boolean> {
+export function createFenceClaims(db: Executor, query: OpenedDatabase["query"]): (tenantId: string, fence: RunFence) => Promise<boolean> {
   const prunedAt = new Map<string, number>();
   const MAX_TENANTS = 10_000;
   return async (tenantId, fence) => {
-    const [row] = await db
-      .insert(runFences)
-      .values({ tenantId, requestId: fence.requestId, generation: fence.generation, epoch: fence.epoch })
-      .onConflictDoUpdate({
-        target: [runFences.tenantId, runFences.requestId, runFences.generation],
-        set: { epoch: sql`greatest(${runFences.epoch}, excluded.epoch)`, claimedAt: sql`now()` },
-      })
-      .returning({ epoch: runFences.epoch });
+    const { rows } = await query(CLAIM.text, bind(CLAIM, {
+      tenantId: driverValue(runFences.tenantId, tenantId),
+      requestId: driverValue(runFences.requestId, fence.requestId),
+      generation: driverValue(runFences.generation, fence.generation),
+      epoch: driverValue(runFences.epoch, fence.epoch),
+    }));
+    const row = rows[0] === undefined ? undefined : readClaim(rows[0]);
     const last = prunedAt.get(tenantId);
     if (last === undefined || Date.now() - last >= FENCE_PRUNE_INTERVAL_MS) {
       if (prunedAt.size >= MAX_TENANTS) prunedAt.clear();
       prunedAt.set(tenantId, Date.now());
+      // Cold (once per tenant per interval): left as a drizzle call.
       await db.delete(runFences).where(and(eq(runFences.tenantId, tenantId), lt(runFences.claimedAt, sql`now() - interval '1 day'`)));
     }
     return row !== undefined && row.epoch === fence.epoch;

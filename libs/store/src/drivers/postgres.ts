@@ -6,7 +6,14 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { StoreError } from "../errors.js";
 import { migrationConfig } from "../migrations.js";
-import type { OpenedDatabase } from "./opened.js";
+import { TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+
+/** Result parsers of `query`: date/time types as text, like drizzle's node-postgres session (opened.ts). */
+const asText = (value: string) => value;
+const QUERY_TYPES: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    TEXT_RESULT_OIDS.includes(oid) ? asText : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
+};
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -44,7 +51,7 @@ export async function openPostgres(target: PostgresTarget): Promise<OpenedDataba
   return {
     db: drizzle({ client: pool }),
     migrationConfig: config,
-    query: async (text, params) => ({ rows: (await pool.query(text, [...params])).rows as unknown[] }),
+    query: async (text, params) => ({ rows: (await pool.query({ text, values: [...params], types: QUERY_TYPES })).rows as unknown[] }),
     close: () => pool.end(),
   };
 }
