@@ -4,7 +4,7 @@
 // statement, by process, from the client's first byte to the end of the turn, plus the client's
 // and the provider simulator's milestones. It then counts the worker's round trips from taking
 // the job to the run's first output frame and to the provider request: what "run start makes
-// the fewest round trips it can" is measured by (docs/benchmarks.md "Run start"). Not a test.
+// the fewest round trips it can" is measured by (docs/benchmarks.md "First text and run start"). Not a test.
 //   BENCH_TIMELINE_TURNS (1: turns traced after the warm-up, each printed)  DATABASE_URL
 import { execSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -165,6 +165,11 @@ try {
       workerRoundTripsBeforeProviderRequest: trips(providerAt),
       msToFirstFrame: firstAppend ? Math.round((firstAppend.at - startedAt) * 10) / 10 : Number.NaN,
       msToProviderRequest: providerAt ? Math.round((providerAt - startedAt) * 10) / 10 : Number.NaN,
+      /** The provider's first text chunk written → the client's first text_delta (the TTFT overhead of this one turn). */
+      msFirstTextChunkToClient: ((a, b) => (a && b ? Math.round((b.at - a.at) * 10) / 10 : Number.NaN))(
+        milestones.find((m) => m.what === "first text chunk written"),
+        milestones.find((m) => m.what === "first text_delta"),
+      ),
       redisCommandsOfTheTurn: turnCommands,
       storeStatementsOfTheTurn: pgRows.length,
     };

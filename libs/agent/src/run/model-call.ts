@@ -30,7 +30,7 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   if (!run) return;
   if (attempt === 1) ctx.registerSecrets(run);
   // The history read does not wait for the conversation's touch below: both are on the way to
-  // the provider request, one store round trip instead of two (docs/benchmarks.md "Run start").
+  // the provider request, one store round trip instead of two (docs/benchmarks.md "First text and run start").
   const historyRead = conversationHistory(ctx, run);
   historyRead.catch(() => undefined); // awaited below, or not needed when the call is refused first
   if (attempt === 1) {

@@ -12,7 +12,7 @@ import type { RunContext } from "./context.js";
  * know the client saw output, to send the notice) and a new budget lease (the next owner settles
  * the cut attempt's lease from it). A pass's first text is two provider events (its text item
  * opens, then the delta); counting the item as progress keeps a standalone save out of the way
- * of the first text frame (docs/benchmarks.md "Run start").
+ * of the first text frame (docs/benchmarks.md "First text and run start").
  */
 export class SnapshotSchedule {
   private savedAt = 0;
