@@ -7,12 +7,11 @@ import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createMemoryBus } from "@byok/bus";
 import { createStore, type GatewayStore } from "@byok/store";
-import { createLogger, createMetrics } from "@byok/telemetry";
 import { BidiRequestIdSchema, encodeEnvelope, ErrorDetails_Error, parseEndStream, type EndStream } from "@byok/wire";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKeyAuthenticator } from "./auth/index.js";
-import { OpenStreams } from "./open-streams.js";
 import { createEdgeHandler } from "./server.js";
+import { testEdgeDeps } from "./test-support/edge-deps.js";
 
 let store: GatewayStore;
 let secret: string;
@@ -24,16 +23,11 @@ beforeAll(async () => {
   store = await createStore({ driver: "pglite" });
   await store.tenants.create({ tenantId: "acme", name: "Acme" });
   secret = (await store.apiKeys.create({ tenantId: "acme", name: "k" })).secret;
-  const edge = createEdgeHandler({
+  const edge = createEdgeHandler(testEdgeDeps({
     bus: createMemoryBus({ seqnoWindow: 16, maxOutputFrames: 100, maxInputEntries: 10, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 }),
     dispatcher: { dispatch: async () => {}, admit: async () => undefined },
     auth: createApiKeyAuthenticator({ keys: store.apiKeys }),
-    timers: { heartbeatMs: 60_000, notFoundWaitMs: 200, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
-    limits: { maxPayloadBytes: 65_536, readBatchBytes: 4 * 1024 * 1024 },
-    logger: createLogger({ service: "test", level: "silent" }),
-    metrics: createMetrics(),
-    streams: new OpenStreams(100),
-  });
+  }));
   http1 = createHttpServer(edge);
   // The compatibility API's request and response are what the handler uses of node:http's.
   h2 = createH2Server(edge as unknown as Parameters<typeof createH2Server>[0]);

@@ -8,12 +8,11 @@ import type { AddressInfo } from "node:net";
 import { toBinary } from "@bufbuild/protobuf";
 import { ANONYMOUS_PRINCIPAL, BusUnavailableError, createBullmqDispatcher, createRedisBus, openQueueConnection, runJobId, type Bus, type BullmqDispatcher, type RequestRef } from "@byok/bus";
 import { encodeAppendBody, heartbeatMessage, runRequestMessage } from "@byok/testing";
-import { createLogger, createMetrics } from "@byok/telemetry";
 import { AgentClientMessageSchema, type AgentClientMessage } from "@byok/wire";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createOpenAuthenticator } from "./auth.js";
-import { OpenStreams } from "./open-streams.js";
 import { BIDI_APPEND_PATH, createEdgeHandler } from "./server.js";
+import { testEdgeDeps } from "./test-support/edge-deps.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const TENANT = "acme";
@@ -34,7 +33,7 @@ beforeAll(async () => {
     options: { seqnoWindow: 16, maxOutputFrames: 100, maxInputEntries: 100, finishedRetentionMs: 60_000, sequenceStateTtlMs: 60_000 },
   });
   dispatcher = createBullmqDispatcher({ redis: REDIS_URL, name: "runs", prefix: queuePrefix, connectionName: "edge-dispatch-test" });
-  const edge = createEdgeHandler({
+  const edge = createEdgeHandler(testEdgeDeps({
     bus,
     dispatcher: {
       async dispatch(ref, generation, trace) {
@@ -48,12 +47,7 @@ beforeAll(async () => {
       admit: () => dispatcher.admit(),
     },
     auth: createOpenAuthenticator(TENANT),
-    timers: { heartbeatMs: 60_000, notFoundWaitMs: 200, newGenerationWaitMs: 0, readerTtlMs: 30_000 },
-    limits: { maxPayloadBytes: 65_536, readBatchBytes: 4 * 1024 * 1024 },
-    logger: createLogger({ service: "test", level: "silent" }),
-    metrics: createMetrics(),
-    streams: new OpenStreams(100),
-  });
+  }));
   server = createServer(edge);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
 }, 30_000);

@@ -46,17 +46,20 @@ async function drain(stream: AsyncIterable<unknown>, map: (err: unknown) => Prov
   }
 }
 
+/** The `openai` SDK's own client and error mapping for a target: the path the adapters took before the lean reader. */
+function openaiSdk(target: ProviderTarget, signal: AbortSignal) {
+  const client = new OpenAI({ apiKey: KEY, baseURL: `${sim.url}/v1`, maxRetries: 0, logLevel: "off", organization: null, project: null });
+  return { client, map: (err: unknown) => mapOpenAIError(err, { provider: chatProviderName(target), signal, secrets: [KEY] }) };
+}
+
 const APIS: Api[] = [
   {
     name: "openai-chat",
     adapter: createOpenAIChatAdapter(),
     target: () => ({ kind: "openai-chat", model: "deepseek-sim", baseUrl: `${sim.url}/v1`, apiKey: KEY, credentialsSource: "client" }),
     sdkPath: async (signal) => {
-      const target = APIS[0]!.target();
-      const client = new OpenAI({ apiKey: KEY, baseURL: `${sim.url}/v1`, maxRetries: 0, logLevel: "off", organization: null, project: null });
-      const map = (err: unknown) => mapOpenAIError(err, { provider: chatProviderName(target), signal, secrets: [KEY] });
-      const stream = await client.chat.completions.create({ model: "deepseek-sim", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }, { signal });
-      return drain(stream, map);
+      const { client, map } = openaiSdk(APIS[0]!.target(), signal);
+      return drain(await client.chat.completions.create({ model: "deepseek-sim", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } }, { signal }), map);
     },
   },
   {
@@ -64,11 +67,8 @@ const APIS: Api[] = [
     adapter: createOpenAIResponsesAdapter(),
     target: () => ({ kind: "openai-responses", model: "gpt-sim", baseUrl: `${sim.url}/v1`, apiKey: KEY, credentialsSource: "client" }),
     sdkPath: async (signal) => {
-      const target = APIS[1]!.target();
-      const client = new OpenAI({ apiKey: KEY, baseURL: `${sim.url}/v1`, maxRetries: 0, logLevel: "off", organization: null, project: null });
-      const map = (err: unknown) => mapOpenAIError(err, { provider: chatProviderName(target), signal, secrets: [KEY] });
-      const stream = await client.responses.create({ model: "gpt-sim", input: "hi", stream: true }, { signal });
-      return drain(stream, map);
+      const { client, map } = openaiSdk(APIS[1]!.target(), signal);
+      return drain(await client.responses.create({ model: "gpt-sim", input: "hi", stream: true }, { signal }), map);
     },
   },
   {
