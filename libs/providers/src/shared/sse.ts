@@ -127,7 +127,7 @@ export interface SseDialect<T> {
 function ignore(): void {}
 
 /**
- * The items of an SSE response, one array per network chunk (arrays may be empty). Ends
+ * The items of an SSE response, one array per network chunk that completed any. Ends
  * silently when `signal` aborts (as the SDKs' streams do; the caller reports the cancel); an
  * item the dialect refuses throws after the items before it were handed on. Whenever the body
  * was not read to its end (abort, `[DONE]`, an error, a consumer that stopped) it is cancelled,
