@@ -3,12 +3,17 @@
 // and the same grouped by package. BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
 // (private redis-server, private Postgres schema) instead, one summary per process. The raw
 // .cpuprofile files stay in the printed directory (open them in Chrome DevTools or speedscope for
-// the flame graph). Not a test.
+// the flame graph). BENCH_PROFILER=perf samples on-CPU time with Linux `perf` instead (the
+// processes run with --perf-basic-prof so JIT frames have names): V8's profiler samples wall
+// time, so a process descheduled inside a syscall (a loopback write that wakes Redis or
+// Postgres on the same core) is charged to that syscall; perf counts only CPU actually spent.
+// Not a test.
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchGatewayEnv, runTurns, startBenchSim } from "./scenarios.js";
-import { distributedSetup, spawnProc, startRedis } from "./services.js";
+import { distributedSetup, spawnProc, startRedis, type Proc } from "./services.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
@@ -17,6 +22,8 @@ const MODE = process.env.BENCH_PROFILE_MODE ?? "embedded";
 /** `ttft` (paced) or `tput` (bursts: a turn's fixed cost stands out). */
 const KIND = process.env.BENCH_KIND === "tput" ? "tput" : "ttft";
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** `v8` (--cpu-prof, wall-clock samples) or `perf` (Linux perf, on-CPU samples). */
+const PROFILER = process.env.BENCH_PROFILER === "perf" ? "perf" : "v8";
 
 interface ProfileNode {
   id: number;
@@ -40,7 +47,22 @@ let window: [number, number] | undefined;
 async function profileRun(): Promise<{ paths: string[]; what: string }> {
   const bs = await startBenchSim();
   const dir = mkdtempSync(join(tmpdir(), "byok-cpuprof-"));
-  const prof = (name: string) => ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-name", `${name}.cpuprofile`];
+  const prof = (name: string) => (PROFILER === "perf" ? ["--perf-basic-prof"] : ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-name", `${name}.cpuprofile`]);
+  /** perf: records each process during the measured turns only; v8: the window filters the samples instead. */
+  const measured = async <T>(procs: Record<string, Proc>, turns: () => Promise<T>): Promise<T> => {
+    if (PROFILER !== "perf") return turns();
+    const recorders = Object.entries(procs).map(([name, p]) => spawn("perf", ["record", "-F", "1999", "-g", "-o", join(dir, `${name}.perf.data`), "-p", String(p.pid)], { stdio: "ignore" }));
+    await new Promise((r) => setTimeout(r, 500)); // perf attached
+    try {
+      return await turns();
+    } finally {
+      await Promise.all(recorders.map((r) => new Promise((done) => {
+        r.once("exit", done);
+        r.kill("SIGINT");
+      })));
+    }
+  };
+  const outputs = (names: string[]) => names.map((n) => join(dir, PROFILER === "perf" ? `${n}.perf.data` : `${n}.cpuprofile`));
   try {
     if (MODE === "distributed") {
       const redis = await startRedis();
@@ -49,10 +71,10 @@ async function profileRun(): Promise<{ paths: string[]; what: string }> {
         const [ingress, worker] = await Promise.all([spawnProc("ingress", env, prof("ingress")), spawnProc("worker", env, prof("worker"))]);
         await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
         const from = nowUs();
-        const r = await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key);
+        const r = await measured({ ingress, worker }, () => runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key));
         window = [from, nowUs()];
         await Promise.all([ingress.kill("SIGTERM"), worker.kill("SIGTERM")]); // a clean exit writes the profile
-        return { paths: [join(dir, "ingress.cpuprofile"), join(dir, "worker.cpuprofile")], what: `distributed, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
+        return { paths: outputs(["ingress", "worker"]), what: `distributed, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
       } finally {
         await redis.stop();
         await drop();
@@ -61,10 +83,10 @@ async function profileRun(): Promise<{ paths: string[]; what: string }> {
     const gw = await spawnProc("gateway", { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, prof("gateway"));
     await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
     const from = nowUs();
-    const r = await runTurns(bs, [gw.url], TURNS, KIND, RAMP_MS);
+    const r = await measured({ gateway: gw }, () => runTurns(bs, [gw.url], TURNS, KIND, RAMP_MS));
     window = [from, nowUs()];
     await gw.kill("SIGTERM"); // a clean exit writes the profile
-    const file = readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
+    const file = PROFILER === "perf" ? "gateway.perf.data" : readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
     if (!file) throw new Error(`no .cpuprofile in ${dir}`);
     return { paths: [join(dir, file)], what: `embedded, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
   } finally {
@@ -121,8 +143,21 @@ function summarize(path: string): void {
   console.log(["", "| inclusive | project function |", "|---|---|", ...top(inclusive, TOP)].join("\n"));
 }
 
+/**
+ * An on-CPU `perf` recording: the share of each binary (the kernel's part is syscalls and
+ * interrupts actually run, not time waiting in them) and the JavaScript functions by inclusive
+ * on-CPU time.
+ */
+function summarizePerf(path: string): void {
+  const report = (args: string[]) => execFileSync("perf", ["report", "-i", path, "--stdio", "-g", "none", ...args], { maxBuffer: 256 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] }).toString().split("\n").filter((l) => l.trim() && !l.startsWith("#"));
+  const short = (l: string) => l.replace(/(?:file:\/\/)?\/\S*?\/(libs|services|node_modules)\//, "$1/").replace(/\s+/g, " ").trim();
+  console.log(`\nperf profile: ${path} (on-CPU samples of the measured turns)`);
+  console.log(["", "| self | binary |", "|---|---|", ...report(["--no-children", "--sort", "dso"]).slice(0, 8).map((l) => { const [pct, ...rest] = short(l).split(" "); return `| ${pct} | ${rest.join(" ")} |`; })].join("\n"));
+  console.log(["", "| inclusive | self | JavaScript function |", "|---|---|---|", ...report(["--children", "--sort", "sym"]).filter((l) => l.includes("JS:")).slice(0, TOP).map((l) => { const [incl, self, , ...rest] = short(l).split(" "); return `| ${incl} | ${self} | ${rest.join(" ").replaceAll("|", "\\|")} |`; })].join("\n"));
+}
+
 // BENCH_PROFILE_FILE: summarize existing profiles (comma-separated) instead of taking them.
 const { paths, what } = process.env.BENCH_PROFILE_FILE ? { paths: process.env.BENCH_PROFILE_FILE.split(","), what: "existing profiles" } : await profileRun();
 console.log(what);
-for (const p of paths) summarize(p);
+for (const p of paths) (p.endsWith(".perf.data") ? summarizePerf : summarize)(p);
 process.exit(0);
