@@ -34,6 +34,10 @@ export class EventQueue<T> {
    * when `timeoutMs` is given and passed with nothing queued, or when nudged with nothing queued.
    */
   async take(timeoutMs?: number): Promise<T[] | undefined> {
+    if (this.nudged && this.items.length === 0 && !this.closed) {
+      this.nudged = false;
+      return undefined;
+    }
     if (timeoutMs !== undefined && this.items.length === 0 && !this.closed) {
       const woken = await new Promise<boolean>((r) => {
         const t = setTimeout(() => {

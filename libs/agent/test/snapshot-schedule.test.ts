@@ -94,6 +94,8 @@ describe("the run's event queue", () => {
     q.nudge();
     expect(await q.take()).toBeUndefined();
     q.nudge();
+    expect(await q.take(60_000)).toBeUndefined(); // a waiting window does not hold a nudge back
+    q.nudge();
     q.push(1);
     expect(await q.take()).toEqual([1]); // items win, and the nudge is spent
     const next = q.take();
