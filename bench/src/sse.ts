@@ -13,8 +13,7 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import type { ChatCompletionChunk } from "openai/resources/chat/completions";
 import type { ModelCallRequest, ProviderAdapter } from "@byok/protocol";
-import { createOpenAIChatAdapter } from "@byok/providers";
-import { openaiSseStream } from "../../libs/providers/src/shared/openai-stream.js";
+import { createOpenAIChatAdapter, openaiSseStream } from "@byok/providers";
 
 const EVENTS = Number(process.env.BENCH_SSE_EVENTS ?? 4000);
 const ROUNDS = Number(process.env.BENCH_SSE_ROUNDS ?? 5);

@@ -11,6 +11,7 @@ export { createBedrockAdapter, BEDROCK_ANTHROPIC_VERSION } from "./bedrock/adapt
 export { attemptNamespace, outputItemId } from "./shared/ids.js";
 export { parseRetryAfter, MAX_RETRY_AFTER_MS } from "./shared/retry-after.js";
 export { redact } from "./shared/redact.js";
+export { openaiSseStream } from "./shared/openai-stream.js";
 export { estimateInputTokens, estimateUsage, OutputMeter, type ModelInput } from "./shared/usage.js";
 export { parseAdapterOptions, type AdapterOptions, type ProviderAdapterDeps } from "./shared/options.js";
 export * from "./routing.js";

@@ -23,3 +23,6 @@ export interface OpenedDatabase {
  * timestamp[], timestamptz[], interval[], date[].
  */
 export const TEXT_RESULT_OIDS: readonly number[] = [1184, 1114, 1082, 1186, 1231, 1115, 1185, 1187, 1182];
+
+/** The result parser of those types: the text as the server sent it. */
+export const asText = (value: string): string => value;

@@ -7,9 +7,8 @@ import { PGlite } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { migrationConfig } from "../migrations.js";
-import { TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+import { asText, TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
 
-const asText = (value: string) => value;
 /**
  * Date/time types as text, like drizzle's PGlite session (opened.ts `TEXT_RESULT_OIDS`), set on
  * the client rather than passed to each `query`: PGlite copies its whole parser table into every

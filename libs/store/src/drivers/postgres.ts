@@ -6,10 +6,9 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { StoreError } from "../errors.js";
 import { migrationConfig } from "../migrations.js";
-import { TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+import { asText, TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
 
 /** Result parsers of `query`: date/time types as text, like drizzle's node-postgres session (opened.ts). */
-const asText = (value: string) => value;
 const QUERY_TYPES: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
     TEXT_RESULT_OIDS.includes(oid) ? asText : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig["getTypeParser"],
