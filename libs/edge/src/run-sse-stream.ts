@@ -52,23 +52,15 @@ export async function forwardOutput(
  * connection is closed without an end-stream, as if the replica had gone: the client reconnects
  * to another replica and resumes after the frames it has, all of them whole.
  */
-export async function serveRunSse(
+export function serveRunSse(
   res: ServerResponse,
   reader: { principal: Principal; requestId: string; client: ClientHeaders; gzip: boolean; frames: OutputReader },
   logger: Logger,
   admission: Extract<Admission, { ok: true }>,
-): Promise<void> {
+): void {
   const { cut } = admission;
-  // Called unbound below: a generator keeps its receiver for its whole life.
+  // Taken apart: the stream holds none of `reader`.
   const { principal, requestId, client, gzip, frames } = reader;
-  const abort = new AbortController();
-  res.on("close", () => abort.abort());
-  const onCut = () => abort.abort();
-  cut.addEventListener("abort", onCut, { once: true });
-  const settled = () => {
-    cut.removeEventListener("abort", onCut);
-    admission.release();
-  };
   try {
     res.writeHead(200, {
       "content-type": client.streaming ? "text/event-stream" : "application/connect+proto",
@@ -80,46 +72,69 @@ export async function serveRunSse(
     // BidiAppend (docs/architecture.md, "Generations and the append gate") would lose that time every turn.
     res.flushHeaders();
   } catch (err) {
-    settled();
+    admission.release();
     throw err;
   }
+  // While the stream waits for its run, this is all it holds here: the reading, this listener
+  // (on close and on the drain's cut) and the consumer; the writer is made when the frames come.
+  const stop = () => reading.abort();
+  const reading = frames(principal, requestId, client, {
+    // A heartbeat is not queued behind a write the client has not read yet.
+    heartbeat: (frame) => {
+      if (!res.writableNeedDrain && !res.writableEnded) res.write(encodeEnvelope(0, frame));
+    },
+    follow: (output, signal) => {
+      // Not awaited (see forwardToResponse); its failure (the client went away) ends the connection.
+      forwardToResponse(res, output, signal, gzip, logger).then(
+        (end) => {
+          cut.removeEventListener("abort", stop);
+          admission.release();
+          if (cut.aborted && !res.writableEnded) {
+            // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+            if (res.socket) res.socket.end();
+            else res.destroy();
+            return;
+          }
+          if (signal.aborted || !end) return;
+          res.end(end);
+        },
+        (err: unknown) => {
+          cut.removeEventListener("abort", stop);
+          admission.release();
+          logger.debug({ err }, "RunSSE ended early");
+          res.destroy();
+        },
+      );
+    },
+  });
+  res.on("close", stop);
+  cut.addEventListener("abort", stop, { once: true });
+}
+
+/**
+ * Writes the frames as envelopes to `res` and returns the end-stream envelope to write
+ * (undefined when `signal` stopped it). The stream's writer exists from here on, not while the
+ * stream waited for its run.
+ */
+function forwardToResponse(res: ServerResponse, frames: AsyncGenerator<Uint8Array, Uint8Array>, signal: AbortSignal, gzip: boolean, logger: Logger): Promise<Uint8Array | undefined> {
   const write = async (chunk: Uint8Array) => {
     if (res.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         res.off("drain", done);
-        abort.signal.removeEventListener("abort", done);
+        signal.removeEventListener("abort", done);
         resolve();
       };
       res.on("drain", done);
-      abort.signal.addEventListener("abort", done);
+      signal.addEventListener("abort", done);
     });
   };
   const send = async (frame: Uint8Array) => {
     if (!gzip || frame.byteLength < COMPRESS_MIN_BYTES) return write(encodeEnvelope(0, frame));
     const compressed = await compressionGzip.compress(frame);
-    if (!abort.signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
+    if (!signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
   };
-  // Returned, not awaited: a stream waits here for its whole life, and a suspended async
-  // function would hold its frame (every local) for as long; the chain holds only its closures,
-  // in one reaction for both outcomes (each .then/.finally is one more promise held).
-  return forwardOutput(frames(principal, requestId, client, abort.signal), send, abort.signal, logger).then(
-    (end) => {
-      settled();
-      if (cut.aborted && !res.writableEnded) {
-        // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
-        if (res.socket) res.socket.end();
-        else res.destroy();
-        return;
-      }
-      if (abort.signal.aborted || !end) return;
-      res.end(end);
-    },
-    (err: unknown) => {
-      settled();
-      throw err;
-    },
-  );
+  return forwardOutput(frames, send, signal, logger);
 }
 
 /** Whether the client accepts gzip-compressed envelopes (`connect-accept-encoding`). */
