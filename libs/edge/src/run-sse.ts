@@ -113,7 +113,8 @@ class RunSseStream implements Due, OutputReading {
   private readonly deadline: number;
   private readonly resumeAfter: number | undefined;
   private readonly span: Span;
-  private readonly unwatch: () => void;
+  /** The watch: the request's start while waiting (no per-request subscription), its output once following. */
+  private unwatch: () => void;
   /** Set once following: the watch's wake-ups and the signal that stops the generator. */
   private wake: Wakeup | undefined;
   private controller: AbortController | undefined;
@@ -130,7 +131,7 @@ class RunSseStream implements Due, OutputReading {
     // Only what follows needs of the client headers (the header strings are not held).
     this.resumeAfter = client.resumeAfter;
     this.deadline = this.openedAt + deps.timers.notFoundWaitMs;
-    this.unwatch = deps.bus.watch(ref, (carried) => this.notify(carried));
+    this.unwatch = deps.bus.watchStart(ref, () => this.notify());
     deps.metrics.runSseOpen.inc();
     // A stream has its own trace (it may outlive runs and reconnect); it links to the run it reads.
     this.span = tracer.startSpan(SPAN.runSse, { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: ref.tenantId, [ATTR.requestId]: ref.requestId } });
@@ -196,6 +197,12 @@ class RunSseStream implements Due, OutputReading {
   private follow(outcome: GenerationInfo | Error | undefined): void {
     this.state = FOLLOWING;
     this.wake = new Wakeup();
+    this.unwatch();
+    // The output's watch only once the run exists (phase 2 needs it too: a new generation
+    // wakes it). A wake-up between the read that found the run and this subscription is not
+    // lost: the first read comes after it, and the bus wakes a watch when its subscription is
+    // confirmed.
+    this.unwatch = outcome && !(outcome instanceof Error) ? this.shared.deps.bus.watch(this.ref, (carried) => this.notify(carried)) : () => undefined;
     this.controller = new AbortController();
     if (this.aborted) this.controller.abort();
     const consumer = this.consumer!;
