@@ -150,3 +150,15 @@ export function headersOf(req: IncomingMessage): Headers {
   }
   return headers;
 }
+
+/**
+ * Drops the request's header strings (`headers` and `rawHeaders`, ~1.4 KiB) once everything a
+ * long-lived response needs of them was read: node:http keeps the IncomingMessage as long as its
+ * response, and reads neither again for a request whose body was read (keep-alive, `expect` and
+ * `host` were decided when the request arrived). `headers` has a setter for this; later readers
+ * see no headers rather than stale ones.
+ */
+export function releaseHeaders(req: IncomingMessage): void {
+  req.headers = {};
+  req.rawHeaders = [];
+}
