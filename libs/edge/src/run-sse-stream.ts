@@ -7,8 +7,8 @@ import type { Principal } from "./auth.js";
 import type { ClientHeaders } from "./client-headers.js";
 import { endStreamFor } from "@byok/protocol";
 import { streamError } from "./errors.js";
-import type { OutputReader } from "./run-sse.js";
-import type { Admission } from "./open-streams.js";
+import type { OutputConsumer, OutputReader, OutputReading } from "./run-sse.js";
+import type { Admitted } from "./open-streams.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
 const COMPRESS_MIN_BYTES = 1024;
@@ -56,9 +56,8 @@ export function serveRunSse(
   res: ServerResponse,
   reader: { principal: Principal; requestId: string; client: ClientHeaders; gzip: boolean; frames: OutputReader },
   logger: Logger,
-  admission: Extract<Admission, { ok: true }>,
+  admission: Admitted,
 ): void {
-  const { cut } = admission;
   // Taken apart: the stream holds none of `reader`.
   const { principal, requestId, client, gzip, frames } = reader;
   try {
@@ -75,40 +74,59 @@ export function serveRunSse(
     admission.release();
     throw err;
   }
-  // While the stream waits for its run, this is all it holds here: the reading, this listener
-  // (on close and on the drain's cut) and the consumer; the writer is made when the frames come.
-  const stop = () => reading.abort();
-  const reading = frames(principal, requestId, client, {
-    // A heartbeat is not queued behind a write the client has not read yet.
-    heartbeat: (frame) => {
-      if (!res.writableNeedDrain && !res.writableEnded) res.write(encodeEnvelope(0, frame));
-    },
-    follow: (output, signal) => {
-      // Not awaited (see forwardToResponse); its failure (the client went away) ends the connection.
-      forwardToResponse(res, output, signal, gzip, logger).then(
-        (end) => {
-          cut.removeEventListener("abort", stop);
-          admission.release();
-          if (cut.aborted && !res.writableEnded) {
-            // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
-            if (res.socket) res.socket.end();
-            else res.destroy();
-            return;
-          }
-          if (signal.aborted || !end) return;
-          res.end(end);
-        },
-        (err: unknown) => {
-          cut.removeEventListener("abort", stop);
-          admission.release();
-          logger.debug({ err }, "RunSSE ended early");
-          res.destroy();
-        },
-      );
-    },
-  });
-  res.on("close", stop);
-  cut.addEventListener("abort", stop, { once: true });
+  const response = new RunSseResponse(res, gzip, logger, admission);
+  response.reading = frames(principal, requestId, client, response);
+  res.on("close", response.stop);
+  admission.cut.addEventListener("abort", response.stop, { once: true });
+}
+
+/**
+ * The response side of a RunSSE stream, its reader's consumer. While the stream waits for its
+ * run this is all it holds here (a class and one listener, not a closure per callback); the
+ * writer is made when the frames come (forwardToResponse).
+ */
+class RunSseResponse implements OutputConsumer {
+  reading: OutputReading | undefined;
+  /** On close and on the drain's cut: the reading stops. */
+  readonly stop = (): void => this.reading?.abort();
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly gzip: boolean,
+    private readonly logger: Logger,
+    private readonly admission: Admitted,
+  ) {}
+
+  /** A heartbeat is not queued behind a write the client has not read yet. */
+  heartbeat(frame: Uint8Array): void {
+    if (!this.res.writableNeedDrain && !this.res.writableEnded) this.res.write(encodeEnvelope(0, frame));
+  }
+
+  follow(frames: AsyncGenerator<Uint8Array, Uint8Array>, signal: AbortSignal): void {
+    const { res, admission, logger } = this;
+    const { cut } = admission;
+    // Not awaited: its failure (the client went away) ends the connection.
+    forwardToResponse(res, frames, signal, this.gzip, logger).then(
+      (end) => {
+        cut.removeEventListener("abort", this.stop);
+        admission.release();
+        if (cut.aborted && !res.writableEnded) {
+          // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+          if (res.socket) res.socket.end();
+          else res.destroy();
+          return;
+        }
+        if (signal.aborted || !end) return;
+        res.end(end);
+      },
+      (err: unknown) => {
+        cut.removeEventListener("abort", this.stop);
+        admission.release();
+        logger.debug({ err }, "RunSSE ended early");
+        res.destroy();
+      },
+    );
+  }
 }
 
 /**

@@ -175,7 +175,9 @@ class RunSseStream implements Due, OutputReading {
     this.state = CHECKING;
     guard(() => this.shared.deps.bus.latestGeneration(this.ref)).then(
       (info) => this.checked(info),
-      (err: unknown) => this.follow(err instanceof Error ? err : new Error(String(err))),
+      (err: unknown) => {
+        if (this.state !== FOLLOWING) this.follow(err instanceof Error ? err : new Error(String(err)));
+      },
     );
   }
 
