@@ -126,9 +126,9 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     const stream = { principal, requestId, client: readClientHeaders(headers), gzip: acceptsGzip(headers), frames: output };
     // Everything the stream needs of the headers is read: the request lets them go.
     releaseHeaders(req);
-    // Returned, not awaited: this function's frame (the request's Headers with it) is let go
-    // while the stream waits; serveRunSse releases the admission.
-    return serveRunSse(res, stream, deps.logger, admitted);
+    // Sets the stream up and returns: nothing of this function (the request's Headers with it)
+    // is held while the stream waits; serveRunSse releases the admission when it ends.
+    serveRunSse(res, stream, deps.logger, admitted);
   };
 
   const served = (route: (req: IncomingMessage, res: ServerResponse) => Promise<void>, name: string): NodeHandler => (req, res) => {
