@@ -3,7 +3,8 @@
 // end when its client goes while it waits. Both buses: the memory bus of embedded mode and the
 // Redis bus (real Redis, a prefix of this file's own), whose waiting readers share one channel.
 import { randomUUID } from "node:crypto";
-import { createServer, request, type IncomingMessage, type Server } from "node:http";
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { connect as connectHttp2, createServer as createHttp2Server } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createMemoryBus, createRedisBus, openQueueConnection, startsChannel, type Bus } from "@byok/bus";
@@ -130,6 +131,37 @@ describe.each(["memory", "redis"] as const)("an idle RunSSE (%s bus)", (kind) =>
     await waitFor(async () => s.state.ended || undefined, 5_000, "the stream's end");
     const got = s.envelopes().filter(([, p]) => !Buffer.from(p).equals(Buffer.from(HEARTBEAT_FRAME)));
     expect(got.map(([f, p]) => [f, p.toString()])).toEqual([[0, "frame one"], [0, "frame two"], [2, "{}"]]);
+  });
+
+  it("waits and follows its run over h2c too (node:http2's request keeps its headers)", async () => {
+    const edge = createEdgeHandler(deps);
+    // The services serve h2c through node:http2's compatibility API, as here.
+    const h2server = createHttp2Server((req, res) => edge(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+    await new Promise<void>((r) => h2server.listen(0, "127.0.0.1", r));
+    const session = connectHttp2(`http://127.0.0.1:${(h2server.address() as AddressInfo).port}`);
+    try {
+      const requestId = `h2-${randomUUID()}`;
+      const ref = { tenantId: TENANT, requestId };
+      const stream = session.request({ ":method": "POST", ":path": RUN_SSE_PATH, "content-type": "application/connect+proto", "x-request-id": requestId });
+      const chunks: Buffer[] = [];
+      let status = 0;
+      stream.on("response", (h) => (status = Number(h[":status"])));
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      const done = new Promise<void>((r) => stream.on("end", () => r()));
+      stream.end(encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId }))));
+      await waitFor(async () => (envelopes(Buffer.concat(chunks)).length >= 1 ? true : undefined), 5_000, "a heartbeat over h2c");
+      await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
+      const epoch = await bus.claim(ref, 1);
+      await bus.appendOutput(ref, 1, epoch, [Buffer.from("over h2c")], {});
+      await bus.endOutput(ref, 1, epoch, { ok: true });
+      await done;
+      expect(status).toBe(200);
+      const got = envelopes(Buffer.concat(chunks)).filter(([, p]) => !Buffer.from(p).equals(Buffer.from(HEARTBEAT_FRAME)));
+      expect(got.map(([f, p]) => [f, p.toString()])).toEqual([[0, "over h2c"], [2, "{}"]]);
+    } finally {
+      session.close();
+      h2server.close();
+    }
   });
 
   it("ends client_gone when its client goes while it waits, and holds nothing after", async () => {

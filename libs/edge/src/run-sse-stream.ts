@@ -170,13 +170,16 @@ export function headersOf(req: IncomingMessage): Headers {
 }
 
 /**
- * Drops the request's header strings (`headers` and `rawHeaders`, ~1.4 KiB) once everything a
- * long-lived response needs of them was read: node:http keeps the IncomingMessage as long as its
+ * Drops an HTTP/1.1 request's header strings (`headers` and `rawHeaders`, ~1.4 KiB) once
+ * everything a long-lived response needs of them was read: node:http keeps the IncomingMessage as long as its
  * response, and reads neither again for a request whose body was read (keep-alive, `expect` and
  * `host` were decided when the request arrived). `headers` has a setter for this; later readers
  * see no headers rather than stale ones.
  */
 export function releaseHeaders(req: IncomingMessage): void {
+  // HTTP/1.1 only: node:http2's compatibility request has read-only `headers` (assigning them
+  // throws) and its stream keeps the header block anyway.
+  if (req.httpVersionMajor !== 1) return;
   req.headers = {};
   req.rawHeaders = [];
 }
