@@ -134,6 +134,15 @@ export interface Bus {
   watch(ref: RequestRef, onChange: (carried?: CarriedOutput) => void): Unsubscribe;
 
   /**
+   * Calls `onStart` (possibly spuriously) when a generation of the request may have started:
+   * all a reader waiting for its request to appear needs (it reads latestGeneration after
+   * registering, then on each call). Cheaper than watch() per request: the Redis bus serves
+   * every such watch of a process over one shared channel (no SUBSCRIBE per request), and
+   * wakes them all when that channel is (re)subscribed.
+   */
+  watchStart(ref: RequestRef, onStart: () => void): Unsubscribe;
+
+  /**
    * Registers a live reader of the request, visible to every process (reconnect grace).
    * The returned function removes it. Readers of a crashed process expire after `ttlMs`.
    */

@@ -234,6 +234,43 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       stop();
     });
 
+    it("wakes start watchers when a generation starts, not on its output, input or end", async () => {
+      const r = ref();
+      const other = ref();
+      let wakes = 0;
+      let otherWakes = 0;
+      const stop = bus.watchStart(r, () => wakes++);
+      const stopOther = bus.watchStart(other, () => otherWakes++);
+      // A Redis bus wakes every start watcher once the shared channel is subscribed: let that pass.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const base = wakes;
+      const otherBase = otherWakes;
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      await waitFor(async () => wakes > base);
+      const started = wakes;
+      await bus.appendInput(r, 2n, bytes("y"), {});
+      const e = await bus.claim(r, 1);
+      await bus.appendOutput(r, 1, e, [bytes("a")], {});
+      await bus.endOutput(r, 1, e, { ok: true });
+      // A second watcher of the same request, stopped twice: the first one still wakes.
+      const stopSecond = bus.watchStart(r, () => undefined);
+      stopSecond();
+      stopSecond();
+      // A reused request id's next generation starts: woken again.
+      await bus.appendInput(r, 1n, bytes("again"), {});
+      await waitFor(async () => wakes > started);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(wakes).toBe(started + 1);
+      expect(otherWakes).toBe(otherBase);
+      stop();
+      stopOther();
+      await bus.appendInput(ref(), 1n, bytes("unrelated"), {});
+      await bus.appendInput(other, 1n, bytes("z"), {});
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(wakes).toBe(started + 1);
+      expect(otherWakes).toBe(otherBase);
+    });
+
     it("carries trace context with input and output entries", async () => {
       const r = ref();
       const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };

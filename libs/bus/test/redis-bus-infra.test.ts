@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestKeys, type Bus, type CarriedOutput, type RequestRef } from "../src/index.js";
+import { requestKeys, startsChannel, type Bus, type CarriedOutput, type RequestRef } from "../src/index.js";
 import { CONTRACT_OPTIONS } from "./contract.js";
 import { REDIS_URL, deleteKeys, openBus, uniquePrefix, waitFor } from "./redis-harness.js";
 
@@ -165,6 +165,37 @@ describe("Redis bus: infrastructure", () => {
     expect(await numsub()).toBe(1);
     stop2();
     await waitFor(async () => (await numsub()) === 0);
+  });
+
+  it("serves every start watch over one shared channel: no SUBSCRIBE per waiting request, all woken on reconnect", async () => {
+    const probe = openBus(prefix, CONTRACT_OPTIONS);
+    try {
+      const refs = Array.from({ length: 300 }, () => ref());
+      const woken = new Map<string, number>();
+      const stops = refs.map((r) => probe.bus.watchStart(r, () => woken.set(r.requestId, (woken.get(r.requestId) ?? 0) + 1)));
+      // The shared channel's confirmation wakes each waiting reader once (it reads again).
+      await waitFor(() => woken.size === refs.length);
+      const channels = await admin.pubsub("CHANNELS", `${prefix}:wake:*`);
+      expect(channels).toContain(startsChannel(prefix));
+      for (const r of refs.slice(0, 3)) expect(channels).not.toContain(requestKeys(prefix, r).channel);
+      expect(Number((await admin.pubsub("NUMSUB", startsChannel(prefix)))[1])).toBeGreaterThanOrEqual(1);
+      // A generation started on another instance wakes its own watcher only.
+      const before = new Map(woken);
+      await b.bus.appendInput(refs[7]!, 1n, bytes("x"), {});
+      await waitFor(() => woken.get(refs[7]!.requestId)! > before.get(refs[7]!.requestId)!);
+      expect(woken.get(refs[8]!.requestId)).toBe(before.get(refs[8]!.requestId));
+      // Messages published while the subscriber was away are lost: it wakes every watcher on reconnect.
+      const seen = new Map(woken);
+      const subName = `${probe.name}:sub`;
+      const line = String(await admin.call("CLIENT", "LIST")).split("\n").find((l) => l.includes(` name=${subName} `));
+      const id = /\bid=(\d+)/.exec(line ?? "")?.[1];
+      expect(id).toBeDefined();
+      await admin.call("CLIENT", "KILL", "ID", id!);
+      await waitFor(() => refs.every((r) => woken.get(r.requestId)! > seen.get(r.requestId)!), 10_000);
+      for (const stop of stops) stop();
+    } finally {
+      await probe.bus.close();
+    }
   });
 
   it("keeps two connections per bus instance while 500 requests are watched", async () => {

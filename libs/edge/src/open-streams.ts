@@ -1,7 +1,27 @@
 import type { ConnectError } from "@connectrpc/connect";
 import { overloaded, unavailable } from "./errors.js";
 
-export type Admission = { ok: true; release(): void; cut: AbortSignal } | { ok: false; error: ConnectError };
+export type Admission = Admitted | { ok: false; error: ConnectError };
+
+/**
+ * An admitted stream: `release()` (idempotent) when it ends; `cut` fires when the replica's
+ * drain cuts the streams still open. A class, not a closure: every open stream holds one.
+ */
+export class Admitted {
+  readonly ok = true;
+  private released = false;
+
+  constructor(
+    private readonly onRelease: OpenStreams,
+    readonly cut: AbortSignal,
+  ) {}
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.onRelease.released();
+  }
+}
 
 /**
  * The RunSSE streams a replica has open: admits new ones up to the configured limit (past it,
@@ -37,17 +57,13 @@ export class OpenStreams {
       };
     }
     this.count++;
-    let released = false;
-    return {
-      ok: true,
-      cut: this.cutAll.signal,
-      release: () => {
-        if (released) return;
-        released = true;
-        this.count--;
-        if (this.count === 0) for (const f of this.idle) f();
-      },
-    };
+    return new Admitted(this, this.cutAll.signal);
+  }
+
+  /** One admitted stream ended (Admitted.release, once per stream). */
+  released(): void {
+    this.count--;
+    if (this.count === 0) for (const f of this.idle) f();
   }
 
   /** Stops admitting, waits up to `graceMs` for open streams to end, then cuts the rest. */

@@ -7,8 +7,8 @@ import type { Principal } from "./auth.js";
 import type { ClientHeaders } from "./client-headers.js";
 import { endStreamFor } from "@byok/protocol";
 import { streamError } from "./errors.js";
-import type { OutputReader } from "./run-sse.js";
-import type { Admission } from "./open-streams.js";
+import type { OutputConsumer, OutputReader, OutputReading } from "./run-sse.js";
+import type { Admitted } from "./open-streams.js";
 
 /** Frames at least this large are gzip-compressed when the client accepts it (as connect-node does). */
 const COMPRESS_MIN_BYTES = 1024;
@@ -52,23 +52,14 @@ export async function forwardOutput(
  * connection is closed without an end-stream, as if the replica had gone: the client reconnects
  * to another replica and resumes after the frames it has, all of them whole.
  */
-export async function serveRunSse(
+export function serveRunSse(
   res: ServerResponse,
   reader: { principal: Principal; requestId: string; client: ClientHeaders; gzip: boolean; frames: OutputReader },
   logger: Logger,
-  admission: Extract<Admission, { ok: true }>,
-): Promise<void> {
-  const { cut } = admission;
-  // Called unbound below: a generator keeps its receiver for its whole life.
+  admission: Admitted,
+): void {
+  // Taken apart: the stream holds none of `reader`.
   const { principal, requestId, client, gzip, frames } = reader;
-  const abort = new AbortController();
-  res.on("close", () => abort.abort());
-  const onCut = () => abort.abort();
-  cut.addEventListener("abort", onCut, { once: true });
-  const settled = () => {
-    cut.removeEventListener("abort", onCut);
-    admission.release();
-  };
   try {
     res.writeHead(200, {
       "content-type": client.streaming ? "text/event-stream" : "application/connect+proto",
@@ -80,46 +71,88 @@ export async function serveRunSse(
     // BidiAppend (docs/architecture.md, "Generations and the append gate") would lose that time every turn.
     res.flushHeaders();
   } catch (err) {
-    settled();
+    admission.release();
     throw err;
   }
+  const response = new RunSseResponse(res, gzip, logger, admission);
+  response.reading = frames(principal, requestId, client, response);
+  res.on("close", response.stop);
+  admission.cut.addEventListener("abort", response.stop, { once: true });
+}
+
+/**
+ * The response side of a RunSSE stream, its reader's consumer. While the stream waits for its
+ * run this is all it holds here (a class and one listener, not a closure per callback); the
+ * writer is made when the frames come (forwardToResponse).
+ */
+class RunSseResponse implements OutputConsumer {
+  reading: OutputReading | undefined;
+  /** On close and on the drain's cut: the reading stops. */
+  readonly stop = (): void => this.reading?.abort();
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly gzip: boolean,
+    private readonly logger: Logger,
+    private readonly admission: Admitted,
+  ) {}
+
+  /** A heartbeat is not queued behind a write the client has not read yet. */
+  heartbeat(frame: Uint8Array): void {
+    if (!this.res.writableNeedDrain && !this.res.writableEnded) this.res.write(encodeEnvelope(0, frame));
+  }
+
+  follow(frames: AsyncGenerator<Uint8Array, Uint8Array>, signal: AbortSignal): void {
+    const { res, admission, logger } = this;
+    const { cut } = admission;
+    // Not awaited: its failure (the client went away) ends the connection.
+    forwardToResponse(res, frames, signal, this.gzip, logger).then(
+      (end) => {
+        cut.removeEventListener("abort", this.stop);
+        admission.release();
+        if (cut.aborted && !res.writableEnded) {
+          // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
+          if (res.socket) res.socket.end();
+          else res.destroy();
+          return;
+        }
+        if (signal.aborted || !end) return;
+        res.end(end);
+      },
+      (err: unknown) => {
+        cut.removeEventListener("abort", this.stop);
+        admission.release();
+        logger.debug({ err }, "RunSSE ended early");
+        res.destroy();
+      },
+    );
+  }
+}
+
+/**
+ * Writes the frames as envelopes to `res` and returns the end-stream envelope to write
+ * (undefined when `signal` stopped it). The stream's writer exists from here on, not while the
+ * stream waited for its run.
+ */
+function forwardToResponse(res: ServerResponse, frames: AsyncGenerator<Uint8Array, Uint8Array>, signal: AbortSignal, gzip: boolean, logger: Logger): Promise<Uint8Array | undefined> {
   const write = async (chunk: Uint8Array) => {
     if (res.write(chunk)) return;
     await new Promise<void>((resolve) => {
       const done = () => {
         res.off("drain", done);
-        abort.signal.removeEventListener("abort", done);
+        signal.removeEventListener("abort", done);
         resolve();
       };
       res.on("drain", done);
-      abort.signal.addEventListener("abort", done);
+      signal.addEventListener("abort", done);
     });
   };
   const send = async (frame: Uint8Array) => {
     if (!gzip || frame.byteLength < COMPRESS_MIN_BYTES) return write(encodeEnvelope(0, frame));
     const compressed = await compressionGzip.compress(frame);
-    if (!abort.signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
+    if (!signal.aborted) await write(encodeEnvelope(ENVELOPE_FLAG_COMPRESSED, compressed));
   };
-  // Returned, not awaited: a stream waits here for its whole life, and a suspended async
-  // function would hold its frame (every local) for as long; the chain holds only its closures,
-  // in one reaction for both outcomes (each .then/.finally is one more promise held).
-  return forwardOutput(frames(principal, requestId, client, abort.signal), send, abort.signal, logger).then(
-    (end) => {
-      settled();
-      if (cut.aborted && !res.writableEnded) {
-        // Flush what was written (whole envelopes), then close: no end-stream, so the client reconnects.
-        if (res.socket) res.socket.end();
-        else res.destroy();
-        return;
-      }
-      if (abort.signal.aborted || !end) return;
-      res.end(end);
-    },
-    (err: unknown) => {
-      settled();
-      throw err;
-    },
-  );
+  return forwardOutput(frames, send, signal, logger);
 }
 
 /** Whether the client accepts gzip-compressed envelopes (`connect-accept-encoding`). */
@@ -134,4 +167,19 @@ export function headersOf(req: IncomingMessage): Headers {
     if (v !== undefined && !k.startsWith(":")) headers.set(k, Array.isArray(v) ? v.join(", ") : v);
   }
   return headers;
+}
+
+/**
+ * Drops an HTTP/1.1 request's header strings (`headers` and `rawHeaders`, ~1.4 KiB) once
+ * everything a long-lived response needs of them was read: node:http keeps the IncomingMessage as long as its
+ * response, and reads neither again for a request whose body was read (keep-alive, `expect` and
+ * `host` were decided when the request arrived). `headers` has a setter for this; later readers
+ * see no headers rather than stale ones.
+ */
+export function releaseHeaders(req: IncomingMessage): void {
+  // HTTP/1.1 only: node:http2's compatibility request has read-only `headers` (assigning them
+  // throws) and its stream keeps the header block anyway.
+  if (req.httpVersionMajor !== 1) return;
+  req.headers = {};
+  req.rawHeaders = [];
 }

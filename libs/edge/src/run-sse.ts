@@ -4,11 +4,12 @@ import { HEARTBEAT_FRAME, storedEndStream } from "@byok/protocol";
 import { encodeEndStream } from "@byok/wire";
 import { ConnectError } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
-import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, trace, type Span } from "@opentelemetry/api";
 import { ATTR, extractTraceContext, SPAN, type GatewayMetrics, type Logger } from "@byok/telemetry";
 import type { Principal } from "./auth.js";
 import { loggableHeaders, type ClientHeaders } from "./client-headers.js";
 import { invalidArgument, notFound, unavailable } from "./errors.js";
+import { Deadlines, type Due } from "./deadlines.js";
 import { Wakeup } from "./wakeup.js";
 
 export interface RunSseDeps {
@@ -39,10 +40,30 @@ function nextReadBatch(current: number, entries: number, largest: number, batchB
 }
 
 /**
- * A reader of a request's output: its frames, then the end-stream envelope it returns. It takes
- * the client headers already read (not the request's Headers, which a waiting stream would hold).
+ * What a reader's consumer (RunSSE's response, Run's) gives it: where heartbeats go while the
+ * stream waits for its run, and where its frames go from then on.
  */
-export type OutputReader = (principal: Principal, requestId: string, client: ClientHeaders, signal: AbortSignal) => AsyncGenerator<Uint8Array, Uint8Array>;
+export interface OutputConsumer {
+  /** A heartbeat while the stream waits for its run to appear (skipped by the consumer while its last write is still buffered). */
+  heartbeat(frame: Uint8Array): void;
+  /**
+   * Called once, when the run appeared or the wait ended: the frames from here on, then the
+   * end-stream envelope they return (they end at once when the wait did: not_found,
+   * client_gone, unavailable), and the signal that fires when the reading is aborted.
+   */
+  follow(frames: AsyncGenerator<Uint8Array, Uint8Array>, signal: AbortSignal): void;
+}
+
+/** A reading in progress: abort() when the client went away or the stream is cut. */
+export interface OutputReading {
+  abort(): void;
+}
+
+/**
+ * A reader of a request's output. It takes the client headers already read (not the
+ * request's Headers, which a waiting stream would hold).
+ */
+export type OutputReader = (principal: Principal, requestId: string, client: ClientHeaders, consumer: OutputConsumer) => OutputReading;
 
 /**
  * RunSSE's reader (AgentService/Run's too): replays the latest generation's output from the
@@ -52,49 +73,160 @@ export type OutputReader = (principal: Principal, requestId: string, client: Cli
  * decoded here) and returns the stored end as its end-stream envelope (the stored ErrorDetails
  * bytes as they are); the edge's own errors are thrown as ConnectErrors for the end-stream.
  * The caller authenticated `principal`.
+ *
+ * Until its run appears a stream is a record (RunSseStream) woken by its bus watch, its
+ * deadlines (heartbeat, not_found) in the process's one Deadlines heap: no async generator,
+ * promise chain, AbortController or timer per waiting stream (docs/architecture.md, "Idle
+ * RunSSE streams"). The generator starts when the run appears.
  */
 export function createRunSseFrames(deps: RunSseDeps): OutputReader {
-  return async function* runSse(principal, requestId, client, signal) {
-    if (!requestId) throw invalidArgument("RunSSE needs a BidiRequestId with `request_id`.");
-    if (Number.isNaN(client.resumeAfter)) throw invalidArgument("x-gateway-resume-after must be a non-negative integer.");
-    const ref: RequestRef = { tenantId: principal.tenantId, requestId };
-    const wake = new Wakeup();
-    const unwatch = deps.bus.watch(ref, (carried) => wake.notify(carried));
-    let leave: (() => Promise<void>) | undefined;
-    let lastSent = Date.now();
+  const shared = { deps, deadlines: new Deadlines() };
+  return (principal, requestId, client, consumer) => {
+    const invalid = !requestId
+      ? invalidArgument("RunSSE needs a BidiRequestId with `request_id`.")
+      : Number.isNaN(client.resumeAfter)
+        ? invalidArgument("x-gateway-resume-after must be a non-negative integer.")
+        : undefined;
+    if (invalid) {
+      const refused = new AbortController();
+      consumer.follow(failed(invalid), refused.signal);
+      return refused;
+    }
+    return new RunSseStream(shared, { tenantId: principal.tenantId, requestId }, client, consumer);
+  };
+}
+
+// The waiting states of a RunSseStream.
+const WAITING = 0; // scheduled in the deadlines heap, woken by the watch
+const CHECKING = 1; // reading the latest generation
+const CHECKING_WOKEN = 2; // woken while reading: read again
+const FOLLOWING = 3; // the generator (follow) runs the stream
+
+/** One RunSSE stream: a small record while it waits for its run, then the generator that follows it. */
+class RunSseStream implements Due, OutputReading {
+  due = 0;
+  slot = -1;
+  private state = CHECKING;
+  private aborted = false;
+  private lastSent = Date.now();
+  private readonly openedAt = this.lastSent;
+  private readonly deadline: number;
+  private readonly resumeAfter: number | undefined;
+  private readonly span: Span;
+  /** The watch: the request's start while waiting (no per-request subscription), its output once following. */
+  private unwatch: () => void;
+  /** Set once following: the watch's wake-ups and the signal that stops the generator. */
+  private wake: Wakeup | undefined;
+  private controller: AbortController | undefined;
+  private consumer: OutputConsumer | undefined;
+
+  constructor(
+    private readonly shared: { deps: RunSseDeps; deadlines: Deadlines },
+    private readonly ref: RequestRef,
+    client: ClientHeaders,
+    consumer: OutputConsumer,
+  ) {
+    const { deps } = shared;
+    this.consumer = consumer;
+    // Only what follows needs of the client headers (the header strings are not held).
+    this.resumeAfter = client.resumeAfter;
+    this.deadline = this.openedAt + deps.timers.notFoundWaitMs;
+    this.unwatch = deps.bus.watchStart(ref, () => this.notify());
     deps.metrics.runSseOpen.inc();
     // A stream has its own trace (it may outlive runs and reconnect); it links to the run it reads.
-    const span = tracer.startSpan(SPAN.runSse, { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: ref.tenantId, [ATTR.requestId]: requestId } });
-    let linked = false;
-    const openedAt = Date.now();
+    this.span = tracer.startSpan(SPAN.runSse, { kind: SpanKind.SERVER, attributes: { [ATTR.tenantId]: ref.tenantId, [ATTR.requestId]: ref.requestId } });
     // No child logger per stream: a waiting stream would hold it (and its bound level methods).
-    if (deps.logger.isLevelEnabled("debug")) deps.logger.debug({ tenant: ref.tenantId, requestId, ...loggableHeaders(client) }, "RunSSE opened");
+    if (deps.logger.isLevelEnabled("debug")) deps.logger.debug({ tenant: ref.tenantId, requestId: ref.requestId, ...loggableHeaders(client) }, "RunSSE opened");
+    // 1. Wait for the request's run to appear (a RunSSE may come before its first BidiAppend).
+    this.check();
+  }
+
+  abort(): void {
+    if (this.controller) return this.controller.abort();
+    if (this.aborted) return;
+    this.aborted = true;
+    // While reading, the read's answer decides (a run that appeared is still followed, as before).
+    if (this.state === WAITING) {
+      this.shared.deadlines.cancel(this);
+      this.follow(undefined);
+    }
+  }
+
+  private notify(carried?: CarriedOutput): void {
+    if (this.wake) return this.wake.notify(carried);
+    if (this.state === CHECKING) this.state = CHECKING_WOKEN;
+    else if (this.state === WAITING) {
+      this.shared.deadlines.cancel(this);
+      this.check();
+    }
+  }
+
+  /** The wait timed out: a heartbeat after silence, then read again (not_found once the deadline passed). */
+  expire(): void {
+    if (this.state !== WAITING) return;
+    if (Date.now() - this.lastSent >= this.shared.deps.timers.heartbeatMs) {
+      this.consumer?.heartbeat(HEARTBEAT_FRAME);
+      this.lastSent = Date.now();
+    }
+    this.check();
+  }
+
+  private check(): void {
+    this.state = CHECKING;
+    guard(() => this.shared.deps.bus.latestGeneration(this.ref)).then(
+      (info) => this.checked(info),
+      (err: unknown) => {
+        if (this.state !== FOLLOWING) this.follow(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  }
+
+  private checked(info: GenerationInfo | undefined): void {
+    if (this.state === FOLLOWING) return;
+    if (info) return this.follow(info);
+    // The client went away while waiting for the run to appear.
+    if (this.aborted) return this.follow(undefined);
+    const { timers } = this.shared.deps;
+    const now = Date.now();
+    if (now >= this.deadline) return this.follow(notFound(`No run for request ${this.ref.requestId} appeared within ${timers.notFoundWaitMs} ms.`));
+    // A wake-up during the read is not lost: read again.
+    if (this.state === CHECKING_WOKEN) return this.check();
+    this.state = WAITING;
+    this.shared.deadlines.schedule(this, Math.min(this.deadline, this.lastSent + timers.heartbeatMs));
+  }
+
+  /** The wait is over: the run (`info`), the error the stream ends with, or undefined when the client went away. */
+  private follow(outcome: GenerationInfo | Error | undefined): void {
+    this.state = FOLLOWING;
+    this.wake = new Wakeup();
+    this.unwatch();
+    // The output's watch only once the run exists (phase 2 needs it too: a new generation
+    // wakes it). A wake-up between the read that found the run and this subscription is not
+    // lost: the first read comes after it, and the bus wakes a watch when its subscription is
+    // confirmed.
+    this.unwatch = outcome && !(outcome instanceof Error) ? this.shared.deps.bus.watch(this.ref, (carried) => this.notify(carried)) : () => undefined;
+    this.controller = new AbortController();
+    if (this.aborted) this.controller.abort();
+    const consumer = this.consumer!;
+    this.consumer = undefined;
+    consumer.follow(this.frames(outcome, this.controller.signal), this.controller.signal);
+  }
+
+  private async *frames(outcome: GenerationInfo | Error | undefined, signal: AbortSignal): AsyncGenerator<Uint8Array, Uint8Array> {
+    const { deps } = this.shared;
+    const { ref, span, openedAt } = this;
+    const requestId = ref.requestId;
+    const wake = this.wake!;
+    let leave: (() => Promise<void>) | undefined;
+    let linked = false;
     let endCode = "ok";
     try {
-      // 1. Wait for the request's run to appear (a RunSSE may come before its first BidiAppend).
-      const deadline = Date.now() + deps.timers.notFoundWaitMs;
-      let info: GenerationInfo | undefined;
-      for (;;) {
-        wake.clear();
-        info = await guard(() => deps.bus.latestGeneration(ref));
-        if (info) break;
-        const remaining = deadline - Date.now();
-        if (signal.aborted) break;
-        if (remaining <= 0) {
-          throw notFound(`No run for request ${requestId} appeared within ${deps.timers.notFoundWaitMs} ms.`);
-        }
-        if (!(await wake.wait(Math.min(remaining, deps.timers.heartbeatMs - (Date.now() - lastSent)), signal))) {
-          if (Date.now() - lastSent >= deps.timers.heartbeatMs) {
-            yield HEARTBEAT_FRAME;
-            lastSent = Date.now();
-          }
-        }
-      }
-      if (!info) {
-        // The client went away while waiting for the run to appear.
+      if (outcome instanceof Error) throw outcome;
+      if (!outcome) {
         endCode = "client_gone";
         return encodeEndStream();
       }
+      let info = outcome;
       // 2. The latest generation ended: a reused request id may be about to start a new one.
       if (info.ended) {
         const until = Date.now() + deps.timers.newGenerationWaitMs;
@@ -115,7 +247,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       leave = await guard(() => deps.bus.addReader(ref, randomUUID(), deps.timers.readerTtlMs));
 
       // 3. Replay, then follow live.
-      let index = client.resumeAfter ?? 0;
+      let index = this.resumeAfter ?? 0;
       let batch = FIRST_READ_BATCH;
       let largest = 0;
       // Read at first and after a full page; otherwise only when the wake-ups since did not
@@ -145,7 +277,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
           // Live frames only: a replay's age is the reconnect's, not the gateway's.
           if (e.appendedAt >= openedAt) deps.metrics.overhead.observe({ stage: "bus_to_client" }, Math.max(0, Date.now() - e.appendedAt) / 1000);
         }
-        if (read.entries.length > 0) lastSent = Date.now();
+        if (read.entries.length > 0) this.lastSent = Date.now();
         if (read.end) {
           if (read.end.ok) return encodeEndStream();
           endCode = read.end.code ?? "unknown";
@@ -155,10 +287,10 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
         // came after the read has woken `wake` already (it was cleared before the read).
         mustRead = full;
         if (full) continue;
-        const quiet = Date.now() - lastSent;
+        const quiet = Date.now() - this.lastSent;
         if (quiet >= deps.timers.heartbeatMs) {
           yield HEARTBEAT_FRAME;
-          lastSent = Date.now();
+          this.lastSent = Date.now();
           // A generation whose retention passed while this stream followed it (an ended one
           // read just before it expired) has no end left to read: without this check the stream
           // would send heartbeats for ever.
@@ -177,7 +309,7 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       if (endCode === "ok") endCode = signal.aborted ? "client_gone" : err instanceof ConnectError ? codeToString(err.code) : "internal";
       throw err;
     } finally {
-      unwatch();
+      this.unwatch();
       deps.metrics.runSseOpen.dec();
       deps.metrics.runSseStreams.inc({ end_code: endCode });
       span.setAttribute(ATTR.endCode, endCode);
@@ -185,7 +317,12 @@ export function createRunSseFrames(deps: RunSseDeps): OutputReader {
       span.end();
       if (leave) await leave().catch((err: unknown) => deps.logger.warn({ tenant: ref.tenantId, requestId, err }, "could not remove reader"));
     }
-  };
+  }
+}
+
+/** A reading refused before it began (its request is invalid): it ends with `err`. */
+async function* failed(err: Error): AsyncGenerator<Uint8Array, Uint8Array> {
+  throw err;
 }
 
 /**

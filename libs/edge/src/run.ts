@@ -109,7 +109,14 @@ export async function serveRun(
     const failed = writer.then(() => new Promise<never>(() => {}));
     failed.catch(() => {});
     // The reader half: RunSSE's reader of the same request; it ends with the stored end.
-    const reading = forwardOutput(deps.frames(principal, requestId, client, abort.signal), (frame) => send(encodeEnvelope(0, frame)), abort.signal, deps.logger);
+    const reading = new Promise<Uint8Array | undefined>((resolve) => {
+      const r = deps.frames(principal, requestId, client, {
+        heartbeat: (frame) => void send(encodeEnvelope(0, frame)),
+        follow: (frames, signal) => resolve(forwardOutput(frames, (frame) => send(encodeEnvelope(0, frame)), signal, deps.logger)),
+      });
+      if (abort.signal.aborted) r.abort();
+      else abort.signal.addEventListener("abort", () => r.abort(), { once: true });
+    });
     end = await Promise.race([reading, failed]);
   } catch (err) {
     const error = streamError(err);

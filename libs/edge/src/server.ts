@@ -10,7 +10,7 @@ import type { OpenStreams } from "./open-streams.js";
 import { createConnectEdge, streamTypeOf, writeRefusal, writeStreamError, writeUnaryError, writeUnknownProcedure, type NodeHandler } from "./connect-edge.js";
 import { createRunSseFrames } from "./run-sse.js";
 import { readRunSseRequest } from "./run-sse-request.js";
-import { acceptsGzip, headersOf, serveRunSse } from "./run-sse-stream.js";
+import { acceptsGzip, headersOf, releaseHeaders, serveRunSse } from "./run-sse-stream.js";
 import { readClientHeaders } from "./client-headers.js";
 import { invalidArgument, overloaded } from "./errors.js";
 
@@ -113,7 +113,9 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     }
     let requestId: string;
     try {
-      requestId = await readRunSseRequest(req, headers);
+      // Not destroyed on return: a plain `for await` over the request leaves its five
+      // listeners (and their closures) on it for the stream's whole life.
+      requestId = await readRunSseRequest(req.iterator({ destroyOnReturn: false }), headers);
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       req.resume();
@@ -122,9 +124,11 @@ export function createEdgeHandler(deps: EdgeDeps): NodeHandler {
     const admitted = deps.streams.admit();
     if (!admitted.ok) return writeStreamError(res, streamTypeOf(headers), admitted.error);
     const stream = { principal, requestId, client: readClientHeaders(headers), gzip: acceptsGzip(headers), frames: output };
-    // Returned, not awaited: this function's frame (the request's Headers with it) is let go
-    // while the stream waits; serveRunSse releases the admission.
-    return serveRunSse(res, stream, deps.logger, admitted);
+    // Everything the stream needs of the headers is read: the request lets them go.
+    releaseHeaders(req);
+    // Sets the stream up and returns: nothing of this function (the request's Headers with it)
+    // is held while the stream waits; serveRunSse releases the admission when it ends.
+    serveRunSse(res, stream, deps.logger, admitted);
   };
 
   const served = (route: (req: IncomingMessage, res: ServerResponse) => Promise<void>, name: string): NodeHandler => (req, res) => {

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestKeys } from "@byok/bus";
-import { createCursorClient, heartbeatMessage, holdIdleRunSse, runRequestMessage } from "@byok/testing";
+import { createCursorClient, heartbeatMessage, holdIdleRunSse, metricSum, runRequestMessage, scrapeMetrics } from "@byok/testing";
 import type { AgentServerMessage } from "@byok/wire";
 import { decodeFrames, describeFrame, encodeFrames, isText, xrangeFrames } from "./frames.js";
 import { startTestCluster, TEST_MODEL, waitFor, type TestCluster } from "./process-harness.js";
@@ -60,16 +60,15 @@ describe("ingress faults (real processes)", () => {
       return String(list).split("\n").filter((l) => l.includes(` name=${replica.name}:`)).length;
     };
     const before = await waitFor(async () => ((await countConns()) >= 3 ? await countConns() : undefined), 10_000, "replica connections");
-    // The streams are not awaited one by one: they are open once the replica subscribed each
-    // request's wake channel. Held over node:http (a fetch body could be garbage-collected and
-    // cancelled under the test).
+    // The streams are not awaited one by one: they are open once the replica counts them.
+    // Held over node:http (a fetch body could be garbage-collected and cancelled under the test).
     const held = Array.from({ length: 500 }, (_, i) => holdIdleRunSse(replica.url, `idle-${i}-${randomUUID()}`, { authToken: c.authToken }));
-    // Generous: each stream is authenticated and subscribed on a machine shared with other suites.
-    const subscribed = await waitFor(async () => {
-      const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*idle-*`)) as string[];
-      return chans.length >= 500 ? chans.length : undefined;
-    }, 120_000, "500 wake channels subscribed");
-    expect(subscribed).toBeGreaterThanOrEqual(500);
+    // Generous: each stream is authenticated on a machine shared with other suites.
+    await waitFor(async () => (metricSum(await scrapeMetrics(replica.url), "byok_run_sse_open") >= 500 ? true : undefined), 120_000, "500 RunSSE streams open");
+    // Waiting for their runs, they share the bus's one starts channel: no channel per request.
+    const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*`)) as string[];
+    expect(chans).toContain(`${c.keyPrefix}:wake:starts`);
+    expect(chans.filter((ch) => ch.includes("idle-"))).toEqual([]);
     expect(await countConns()).toBe(before);
     expect(before).toBe(3); // bus command + bus subscriber + queue producer
     for (const r of held) r.destroy();

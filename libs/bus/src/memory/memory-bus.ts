@@ -42,6 +42,7 @@ function newGeneration(): GenerationState {
 export function createMemoryBus(opts: BusOptions): Bus {
   const requests = new Map<string, RequestState>();
   const outputWatchers = new Map<string, Set<() => void>>();
+  const startWatchers = new Map<string, Set<() => void>>();
   const inputWatchers = new Map<string, Set<() => void>>();
   const readerWatchers = new Map<string, Set<() => void>>();
   const conversationWatchers = new Map<string, Set<() => void>>();
@@ -122,7 +123,10 @@ export function createMemoryBus(opts: BusOptions): Bus {
       // A generation starts (and is dispatched) with its first delivered input entry.
       const started = g.input.length === 0;
       // Readers waiting for the request (or for a newer generation) learn about it.
-      if (started) queueMicrotask(() => notify(outputWatchers, k));
+      if (started) {
+        queueMicrotask(() => notify(outputWatchers, k));
+        queueMicrotask(() => notify(startWatchers, k));
+      }
       if (seqno <= 0n) {
         if (g.input.length >= opts.maxInputEntries) return { status: "input_full", generation, limit: opts.maxInputEntries };
         g.input.push({ index: g.input.length, seqno, payload, meta });
@@ -168,6 +172,10 @@ export function createMemoryBus(opts: BusOptions): Bus {
 
     watch(ref, onChange) {
       return watchIn(outputWatchers, keyOf(ref), onChange);
+    },
+
+    watchStart(ref, onStart) {
+      return watchIn(startWatchers, keyOf(ref), onStart);
     },
 
     async addReader(ref, readerId) {

@@ -67,6 +67,16 @@ export function requestKeys(prefix: string, ref: RequestRef): RequestKeys {
   };
 }
 
+/**
+ * The bus's starts channel: a message (the request's hash tag) whenever a request's generation
+ * starts, for readers waiting for a request to appear. One channel for the whole bus, so a
+ * process subscribes it once however many readers wait (no brace: never a request's channel).
+ */
+export function startsChannel(prefix: string): string {
+  assertKeyPrefix(prefix, "bus key prefix");
+  return `${prefix}:wake:starts`;
+}
+
 /** Prefix of every wake channel of a bus (pattern-free: no glob characters are added). */
 export function channelPrefix(prefix: string): string {
   return `${prefix}:wake:`;

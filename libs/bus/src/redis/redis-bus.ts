@@ -1,6 +1,6 @@
 import { GenerationGoneError } from "../errors.js";
 import { randomUUID } from "node:crypto";
-import { assertKeyPrefix, defineScripts, isDisconnected, openConnection, runScript, type RedisTarget } from "@byok/redis";
+import { assertKeyPrefix, defineScripts, hashTag, isDisconnected, openConnection, runScript, type RedisTarget } from "@byok/redis";
 import type { Redis } from "ioredis";
 import type {
   AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult, OutputEntry, OutputRead, RequestRef,
@@ -10,7 +10,7 @@ import {
   encodeCarried, encodeTrace, inputIdOfIndex, outputIdOf, outputStartOfIndex, toBuffer, toEndStatus, toInputEntry, toOutputItem, type StreamEntry,
 } from "./codec.js";
 import { BusUnavailableError, toBusError } from "./unavailable.js";
-import { conversationChannel, conversationPrewarmKey, conversationRunKey, requestKeys } from "./keys.js";
+import { conversationChannel, conversationPrewarmKey, conversationRunKey, requestKeys, startsChannel } from "./keys.js";
 import {
   ALL_SCRIPTS, appendInputScript, appendOutputScript, claimScript, endOutputScript, latestGenerationScript,
   markConversationRunScript, readerAddScript, readerPresenceScript, readerRemoveScript, saveSnapshotScript, type FencedWriteReply,
@@ -63,7 +63,8 @@ export function createRedisBus(config: RedisBusConfig): Bus {
   const cmd: Redis = openConnection(config.redis, { ...tuning, name: `${name}:cmd` });
   const sub: Redis = openConnection(config.redis, { ...tuning, name: `${name}:sub`, subscriber: true });
   defineScripts(cmd, ALL_SCRIPTS);
-  const wakeups = createWakeups(sub, onError);
+  const starts = startsChannel(prefix);
+  const wakeups = createWakeups(sub, onError, starts);
   const refreshTimers = new Set<NodeJS.Timeout>();
   /**
    * Next output index per (request, generation, epoch) this instance owns, from its claim and
@@ -116,6 +117,8 @@ export function createRedisBus(config: RedisBusConfig): Bus {
             seqTtlMs: seqTtlMs,
             retentionMs: opts.finishedRetentionMs,
             channel: k.channel,
+            startsChannel: starts,
+            tag: k.tag,
           },
         });
         switch (r.status) {
@@ -167,6 +170,10 @@ export function createRedisBus(config: RedisBusConfig): Bus {
 
     watch(ref, onChange) {
       return wakeups.listen(requestKeys(prefix, ref).channel, "output", onChange);
+    },
+
+    watchStart(ref, onStart) {
+      return wakeups.listenStart(hashTag(ref.tenantId, ref.requestId), onStart);
     },
 
     async addReader(ref, readerId, ttlMs) {

@@ -30,13 +30,24 @@ const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l
  */
 export interface Wakeups {
   listen(channel: string, kind: WakeKind, fn: Listener): Unsubscribe;
+  /**
+   * Listens for the start of a generation of the request whose hash tag is `tag`, over the
+   * bus's one starts channel (its messages are the tags of requests whose generation started):
+   * no SUBSCRIBE, channel name or ioredis entry per request, only a local map entry. For
+   * readers that wait for a request to appear, which may be tens of thousands per process.
+   */
+  listenStart(tag: string, fn: () => void): Unsubscribe;
   /** Channels with local listeners (tests, metrics). */
   channels(): number;
   close(): void;
 }
 
-export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeups {
+export function createWakeups(sub: Redis, onError: (err: Error) => void, startsChannel: string): Wakeups {
   const byChannel = new Map<string, ChannelListeners>();
+  /** Start listeners by request tag: the function itself while there is one (the usual case), an array past it. */
+  const starts = new Map<string, (() => void) | (() => void)[]>();
+  /** Whether the starts channel was subscribed: from the first start listener on, for the life of the bus. */
+  let startsWanted = false;
   let closed = false;
 
   const call = (fn: Listener, carried?: CarriedOutput) => {
@@ -46,7 +57,13 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
       onError(err instanceof Error ? err : new Error(String(err)));
     }
   };
+  const wakeStarts = (fns: (() => void) | (() => void)[] | undefined) => {
+    if (typeof fns === "function") call(fns);
+    else if (fns) for (const fn of [...fns]) call(fn);
+  };
   const wakeAll = (channel: string) => {
+    // Confirmed (first time or after a reconnect): every waiting reader looks again.
+    if (channel === startsChannel) for (const fns of [...starts.values()]) wakeStarts(fns);
     const l = byChannel.get(channel);
     if (!l) return;
     for (const fn of [...(l.output ?? []), ...(l.input ?? []), ...(l.readers ?? []), ...(l.conversation ?? [])]) call(fn);
@@ -66,7 +83,9 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
   };
 
   sub.on("messageBuffer", (channelBytes: Buffer, message: Buffer) => {
-    const l = byChannel.get(channelBytes.toString("utf8"));
+    const channel = channelBytes.toString("utf8");
+    if (channel === startsChannel) return wakeStarts(starts.get(message.toString("utf8")));
+    const l = byChannel.get(channel);
     if (!l) return;
     // "O…": an output wake-up carrying the frame it announces.
     const carried = decodeCarried(message);
@@ -74,7 +93,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
     if (set) for (const fn of [...set]) call(fn, carried);
   });
   // First connection and every reconnect: (re)subscribe every channel with listeners.
-  sub.on("ready", () => subscribe([...byChannel.keys()]));
+  sub.on("ready", () => subscribe([...byChannel.keys(), ...(startsWanted ? [startsChannel] : [])]));
 
   return {
     listen(channel, kind, fn) {
@@ -97,10 +116,33 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void): Wakeup
         if (sub.status === "ready" && !closed) sub.unsubscribe(channel).catch(() => undefined);
       };
     },
+    listenStart(tag, fn) {
+      const present = starts.get(tag);
+      // One registration per call even if the same function is passed twice.
+      starts.set(tag, present === undefined ? fn : typeof present === "function" ? [present, fn] : [...present, fn]);
+      if (!startsWanted) {
+        startsWanted = true;
+        if (sub.status === "ready") subscribe([startsChannel]);
+      }
+      let done = false;
+      return () => {
+        if (done) return;
+        done = true;
+        const now = starts.get(tag);
+        if (now === fn) starts.delete(tag);
+        else if (Array.isArray(now)) {
+          const rest = now.filter((f, i) => f !== fn || i !== now.indexOf(fn));
+          if (rest.length === 1) starts.set(tag, rest[0]!);
+          else if (rest.length === 0) starts.delete(tag);
+          else starts.set(tag, rest);
+        }
+      };
+    },
     channels: () => byChannel.size,
     close() {
       closed = true;
       byChannel.clear();
+      starts.clear();
     },
   };
 }

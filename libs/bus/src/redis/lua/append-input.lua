@@ -14,7 +14,8 @@
     6. seqno == next: append it, then flush every consecutive buffered successor, advance next.
     A delivered append PUBLISHes "i" on the wake channel; an append to a generation whose
     input was still empty (the generation starts) also PUBLISHes "o" so waiting readers
-    look again (wake-ups carry nothing, spurious ones are allowed).
+    look again (wake-ups carry nothing, spurious ones are allowed), and the request's hash tag
+    on the bus's starts channel, where readers waiting for the request to appear listen.
 
   Generation keys are derived from KEYS[2] (the request's key base, same hash tag) because
   the generation number is only known inside the script; every derived key carries the same
@@ -39,6 +40,8 @@
   ARGV[6] idle TTL of the seq hash once the latest generation ended (ms)
   ARGV[7] retention of an ended generation's keys (ms)
   ARGV[8] wake channel
+  ARGV[9] starts channel
+  ARGV[10] the request's hash tag (the starts channel's message)
 
   Returns
     {"accepted", generation, startedGeneration (0|1)}
@@ -58,6 +61,8 @@ local maxInput = tonumber(ARGV[5])
 local seqTtl = ARGV[6]
 local retention = ARGV[7]
 local channel = ARGV[8]
+local startsChannel = ARGV[9]
+local tag = ARGV[10]
 
 local function fmt(n)
   return string.format('%.0f', n)
@@ -98,7 +103,10 @@ end
 
 local function wake(delivered)
   if delivered then redis.call('PUBLISH', channel, 'i') end
-  if started == 1 then redis.call('PUBLISH', channel, 'o') end
+  if started == 1 then
+    redis.call('PUBLISH', channel, 'o')
+    redis.call('PUBLISH', startsChannel, tag)
+  end
 end
 
 local function push(s, p, t)
