@@ -249,7 +249,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       await waitFor(async () => wakes > base);
       const started = wakes;
       await bus.appendInput(r, 2n, bytes("y"), {});
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, e, [bytes("a")], {});
       await bus.endOutput(r, 1, e, { ok: true });
       // A second watcher of the same request, stopped twice: the first one still wakes.

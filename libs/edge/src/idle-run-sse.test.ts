@@ -123,7 +123,7 @@ describe.each(["memory", "redis"] as const)("an idle RunSSE (%s bus)", (kind) =>
     }
     // The run appears (as BidiAppend's bus append starts it); a worker writes its output and end.
     await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
-    const epoch = await bus.claim(ref, 1);
+    const epoch = (await bus.claim(ref, 1)).epoch;
     const frames = [Buffer.from("frame one"), Buffer.from("frame two")];
     expect(await bus.appendOutput(ref, 1, epoch, [frames[0]!], {})).toMatchObject({ ok: true });
     expect(await bus.appendOutput(ref, 1, epoch, [frames[1]!], {})).toMatchObject({ ok: true });
@@ -151,7 +151,7 @@ describe.each(["memory", "redis"] as const)("an idle RunSSE (%s bus)", (kind) =>
       stream.end(encodeEnvelope(0, toBinary(BidiRequestIdSchema, create(BidiRequestIdSchema, { requestId }))));
       await waitFor(async () => (envelopes(Buffer.concat(chunks)).length >= 1 ? true : undefined), 5_000, "a heartbeat over h2c");
       await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
-      const epoch = await bus.claim(ref, 1);
+      const epoch = (await bus.claim(ref, 1)).epoch;
       await bus.appendOutput(ref, 1, epoch, [Buffer.from("over h2c")], {});
       await bus.endOutput(ref, 1, epoch, { ok: true });
       await done;
