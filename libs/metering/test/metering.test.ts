@@ -138,12 +138,16 @@ describe("redis commands per operation", () => {
     const tenant = `${p}:budget:{t-budget}:${month}:tenant`;
     expect(await admin.hmget(tenant, "cost", "tokens")).toEqual(["200", "20"]);
     expect(await admin.exists(`${tenant}:expired`)).toBe(0);
-    // Both leases expire: released (the counter loses them), remembered in the expired set with its TTL.
+    if (!r.ok) throw new Error("expected admission");
+    // Settle: EVALSHA + per scope ZREM, HMGET, HSET.
+    expect(await counted(() => g.settle(r.reservation, { costMicroUsd: 30, tokens: 2 }))).toEqual({ value: "live", commands: 7 });
+    expect(await admin.hmget(tenant, "cost", "tokens")).toEqual(["180", "17"]);
+    // The other lease expires: released (the counter loses it), remembered in the expired set with its TTL.
     await new Promise((res) => setTimeout(res, 250));
     const refused = await g.reserve({ ...req, estimate: { costMicroUsd: 2_000, tokens: 1 } });
-    expect(refused).toMatchObject({ ok: false, refused: { used: 100 } });
-    expect(await admin.hmget(tenant, "cost", "tokens")).toEqual(["100", "10"]);
-    expect(await admin.zcard(`${tenant}:expired`)).toBe(2);
+    expect(refused).toMatchObject({ ok: false, refused: { used: 130 } });
+    expect(await admin.hmget(tenant, "cost", "tokens")).toEqual(["130", "12"]);
+    expect(await admin.zcard(`${tenant}:expired`)).toBe(1);
     expect(await admin.pttl(`${tenant}:expired`)).toBeGreaterThan(3_600_000);
   });
 });
