@@ -300,9 +300,13 @@ describe("Redis bus: infrastructure", () => {
     // Live snapshot: EVALSHA, HMGET, GET, SET.
     expect(await cost(() => a.bus.saveSnapshot(r, 1, e, bytes("s1")))).toBe(4);
     // First reader: EVALSHA, TIME, ZADD, PEXPIRE NX; the next one also PEXPIRE GT.
-    expect(await cost(() => a.bus.addReader(r, "r1", 10_000))).toBe(4);
-    expect(await cost(() => a.bus.addReader(r, "r2", 20_000))).toBe(5);
+    const leave: Array<() => Promise<void>> = [];
+    expect(await cost(async () => leave.push(await a.bus.addReader(r, "r1", 10_000)))).toBe(4);
+    expect(await cost(async () => leave.push(await a.bus.addReader(r, "r2", 20_000)))).toBe(5);
     expect(await admin.pttl(k.readers)).toBeGreaterThan(10_000);
+    // Presence while readers are live: EVALSHA, TIME, ZCOUNT (lastLeftAt is not read).
+    expect(await cost(() => a.bus.readerPresence(r))).toBe(3);
+    for (const l of leave) await l(); // no reader refresh below
     // End: EVALSHA, HMGET, GET, HSET, HSET, XLEN, XADD, XSETID, 7 PEXPIRE, PUBLISH.
     expect(await cost(() => a.bus.endOutput(r, 1, e, { ok: true }))).toBe(16);
     expect(await a.bus.endOutput(r, 1, e, { ok: true })).toEqual({ ok: false, reason: "ended" });
