@@ -286,14 +286,14 @@ describe("Redis bus: infrastructure", () => {
     const g = k.generation(1);
     // New generation: EVALSHA, HMGET, HSET, PERSIST, XADD, HSET, PUBLISH i, PUBLISH o.
     expect(await cost(() => a.bus.appendInput(r, 1n, bytes("1"), {}))).toBe(8);
-    // In order: EVALSHA, HMGET, XADD, HSET, PUBLISH (no XLEN, no HLEN).
-    expect(await cost(() => a.bus.appendInput(r, 2n, bytes("2"), {}))).toBe(5);
+    // In order: EVALSHA, HMGET, XADD, HLEN (the flush's check), HSET, PUBLISH (no XLEN).
+    expect(await cost(() => a.bus.appendInput(r, 2n, bytes("2"), {}))).toBe(6);
     // Duplicate: EVALSHA, HMGET.
     expect(await cost(() => a.bus.appendInput(r, 2n, bytes("again"), {}))).toBe(2);
     // Ahead of a gap: EVALSHA, HMGET, HSET buf, HSET seq; then the gap's append flushes it.
     expect(await cost(() => a.bus.appendInput(r, 4n, bytes("4"), {}))).toBe(4);
     expect(await cost(() => a.bus.appendInput(r, 4n, bytes("dup of a buffered one"), {}))).toBe(3); // + HEXISTS
-    expect(await cost(() => a.bus.appendInput(r, 3n, bytes("3"), {}))).toBe(10); // XADD 3, then HGET, HGET, HDEL, XADD of 4
+    expect(await cost(() => a.bus.appendInput(r, 3n, bytes("3"), {}))).toBe(10); // XADD 3, HLEN, then HGET, HGET, HDEL, XADD of 4
     expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["5", "4", "0"]);
     expect((await a.bus.readInput(r, 1, 0)).map((e) => new TextDecoder().decode(e.payload))).toEqual(["1", "2", "3", "4"]);
     const e = await a.bus.claim(r, 1);
@@ -315,7 +315,7 @@ describe("Redis bus: infrastructure", () => {
     expect(await admin.pttl(g.snapshot)).toBeGreaterThan(0);
   });
 
-  it("appends input at the stream's true end when the seq hash lacks the sizes or holds stale ones (an older build appended)", async () => {
+  it("appends input at the stream's true end and flushes the buffer when the seq hash lacks the sizes or holds stale ones (an older build appended)", async () => {
     const r = ref();
     const k = requestKeys(prefix, r);
     const g = k.generation(1);
@@ -331,6 +331,11 @@ describe("Redis bus: infrastructure", () => {
     expect(await a.bus.appendInput(r, 5n, bytes("5"), {})).toMatchObject({ status: "accepted" });
     expect((await a.bus.readInput(r, 1, 0)).map((x) => new TextDecoder().decode(x.payload))).toEqual(["1", "2", "3", "4", "5"]);
     expect(await admin.hget(k.seq, "inputs")).toBe("5");
+    // An older build buffered 7 ahead of the gap without counting it: delivering 6 flushes it.
+    await admin.hset(g.buffered, "p:7", "7", "t:7", "{}");
+    expect(await a.bus.appendInput(r, 6n, bytes("6"), {})).toMatchObject({ status: "accepted" });
+    expect((await a.bus.readInput(r, 1, 5)).map((x) => new TextDecoder().decode(x.payload))).toEqual(["6", "7"]);
+    expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["8", "7", "0"]);
   });
 
   it("refuses claims of generations that do not exist", async () => {

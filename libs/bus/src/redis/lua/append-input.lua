@@ -27,7 +27,8 @@
 
   Sizes: this script is the only writer of the input stream and the buffer, so it keeps their
   sizes in the seq hash (fields "inputs" and "buffered", of the latest generation) and updates
-  them in the HSET that advances "next": an in-order append is HMGET, XADD, HSET, PUBLISH; a
+  them in the HSET that advances "next": an in-order append is HMGET, XADD, HLEN (the flush
+  reads the buffer's true size; not for the append that begins a generation), HSET, PUBLISH; a
   duplicate or beyond_window one only the HMGET. A seq hash written before these fields existed
   is read with XLEN / HLEN once; an XADD refused because the stream is longer than the kept size
   (appended by an older build during a rollout) reads XLEN and appends at the true end. After an
@@ -82,7 +83,10 @@ local nextSeqno = tonumber(state[3] or '1')
 local len = tonumber(state[4])
 -- Buffered appends (each is two fields of the buf hash).
 local buffered = tonumber(state[5])
+-- Began here: nothing can be buffered in it yet.
+local fresh = false
 if latest == 0 or (ended and (seqno == 1 or seqno <= 0)) then
+  fresh = true
   latest = latest + 1
   ended = false
   nextSeqno = 1
@@ -141,8 +145,9 @@ if seqno <= 0 then
 end
 
 local field = fmt(seqno)
--- Nothing buffered (the usual case): no lookups in the buffer below.
-if seqno < nextSeqno or (buffered > 0 and redis.call('HEXISTS', bufKey, 'p:' .. field) == 1) then
+-- Nothing buffered (the usual case): no lookups in the buffer below. The next seqno itself is
+-- never buffered (the flush below takes it the moment it becomes next).
+if seqno < nextSeqno or (seqno > nextSeqno and buffered > 0 and redis.call('HEXISTS', bufKey, 'p:' .. field) == 1) then
   settle(); wake(false)
   return { 'duplicate', latest }
 end
@@ -166,6 +171,10 @@ if len >= maxInput then
 end
 push(field, payload, trace)
 nextSeqno = nextSeqno + 1
+-- The flush trusts the buffer's true size (HLEN), not the kept one: an append that an older
+-- build buffered without counting it is still flushed here (docs/operations.md "Upgrades and
+-- live runs"), and the kept size heals. A generation this call began has nothing buffered.
+if not fresh then buffered = redis.call('HLEN', bufKey) / 2 end
 -- Flush the buffered successors that are now in order.
 while buffered > 0 do
   local f = fmt(nextSeqno)
