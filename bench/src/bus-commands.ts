@@ -23,7 +23,7 @@ const bus: Bus = createRedisBus({ redis: redis.url, keyPrefix: "benchcmd", optio
 try {
   const ref = { tenantId: "t", requestId: "r" };
   await bus.appendInput(ref, 1n, new Uint8Array([1]), {});
-  const epoch = await bus.claim(ref, 1);
+  const epoch = (await bus.claim(ref, 1)).epoch;
   const frame = new Uint8Array(40).fill(7);
   const snapshot = new Uint8Array(600).fill(8);
   // The reader's wake-ups: what each carried (undefined: a plain one).

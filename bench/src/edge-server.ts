@@ -33,7 +33,7 @@ function textFrame(bytes: number, seed: number): Uint8Array {
 const bus = createMemoryBus({ seqnoWindow: 64, maxOutputFrames: FRAMES + 10, maxInputEntries: 10, finishedRetentionMs: 24 * 3_600_000, sequenceStateTtlMs: 24 * 3_600_000 });
 const ref = { tenantId: TENANT, requestId: REQUEST_ID };
 const { generation } = await bus.appendInput(ref, 1n, new Uint8Array([0x0a, 0x00]), {});
-const epoch = await bus.claim(ref, generation);
+const epoch = (await bus.claim(ref, generation)).epoch;
 for (let i = 0; i < FRAMES; i += 100) {
   const frames = Array.from({ length: Math.min(100, FRAMES - i) }, (_, j) => textFrame(FRAME_BYTES, i + j));
   await bus.appendOutput(ref, generation, epoch, frames, {});

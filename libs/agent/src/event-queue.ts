@@ -16,6 +16,11 @@ export class EventQueue<T> {
     return this.takenCount + this.items.length;
   }
 
+  /** How many items wait for the next take. */
+  get size(): number {
+    return this.items.length;
+  }
+
   /** How many items were taken so far. */
   get taken(): number {
     return this.takenCount;

@@ -28,7 +28,7 @@ export function failedRunError(err: unknown): GatewayError {
 export async function endFailedGeneration(bus: Bus, ref: RequestRef, generation: number, error: GatewayError = INTERNAL_RUN_ERROR): Promise<void> {
   const info = await bus.latestGeneration(ref);
   if (!info || info.generation !== generation || info.ended) return;
-  const epoch = await bus.claim(ref, generation);
+  const epoch = (await bus.claim(ref, generation)).epoch;
   const d = endFor(error);
   await bus.endOutput(ref, generation, epoch, {
     ok: false,

@@ -75,6 +75,16 @@ export interface GenerationInfo {
   ended: boolean;
 }
 
+/** What `claim` returns. */
+export interface Claim {
+  /** The new owner's fencing epoch. */
+  epoch: number;
+  /** The generation already ended (or a newer one exists): nothing is left to run. */
+  ended: boolean;
+  /** The run snapshot of a live generation, if an earlier owner saved one (a takeover). */
+  snapshot: Uint8Array | undefined;
+}
+
 export type OutputAppendResult =
   | { ok: true; nextIndex: number }
   /** The caller's epoch is not the current one: another worker owns the generation. */
@@ -132,10 +142,12 @@ export interface Bus {
   // ---- workers ---------------------------------------------------------------------------
 
   /**
-   * Takes ownership of a generation: bumps and returns its epoch. Every earlier epoch is
-   * fenced from then on.
+   * Takes ownership of a generation: bumps its epoch (every earlier epoch is fenced from then
+   * on) and, in the same atomic step, reads the run snapshot of a live generation (no earlier
+   * owner can save a newer one after this). A run's start needs all three at once: the epoch,
+   * whether the generation already ended (a stale dispatch) and the snapshot (a takeover).
    */
-  claim(ref: RequestRef, generation: number): Promise<number>;
+  claim(ref: RequestRef, generation: number): Promise<Claim>;
 
   /** Input entries of `generation` from `fromIndex`. */
   readInput(ref: RequestRef, generation: number, fromIndex: number): Promise<InputEntry[]>;

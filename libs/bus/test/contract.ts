@@ -86,7 +86,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       const r = ref();
       await bus.appendInput(r, 1n, bytes("turn1"), {});
       expect(await bus.appendInput(r, 1n, bytes("dup"), {})).toMatchObject({ status: "duplicate", generation: 1 });
-      const epoch = await bus.claim(r, 1);
+      const epoch = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, epoch, [bytes("f1")], {});
       expect(await bus.endOutput(r, 1, epoch, { ok: true })).toMatchObject({ ok: true });
       expect(await bus.latestGeneration(r)).toEqual({ generation: 1, ended: true });
@@ -108,9 +108,9 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
     it("fences appends of a superseded epoch", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});
-      const e1 = await bus.claim(r, 1);
+      const e1 = (await bus.claim(r, 1)).epoch;
       expect(await bus.appendOutput(r, 1, e1, [bytes("a")], {})).toEqual({ ok: true, nextIndex: 1 });
-      const e2 = await bus.claim(r, 1);
+      const e2 = (await bus.claim(r, 1)).epoch;
       expect(e2).toBeGreaterThan(e1);
       expect(await bus.appendOutput(r, 1, e1, [bytes("stale")], {})).toEqual({ ok: false, reason: "fenced" });
       expect(await bus.endOutput(r, 1, e1, { ok: true })).toEqual({ ok: false, reason: "fenced" });
@@ -123,10 +123,33 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       expect(read.end).toBeUndefined();
     });
 
+    it("returns with each claim the live generation's snapshot, and whether the generation ended", async () => {
+      const r = ref();
+      await bus.appendInput(r, 1n, bytes("x"), {});
+      const first = await bus.claim(r, 1);
+      expect(first).toEqual({ epoch: first.epoch, ended: false, snapshot: undefined });
+      expect(await bus.saveSnapshot(r, 1, first.epoch, bytes("s1"))).toBe(true);
+      // Binary bytes come back as they were saved (no string decoding on the way).
+      const binary = new Uint8Array([0, 255, 10, 13, 0xc3, 0x28]);
+      expect(await bus.appendOutput(r, 1, first.epoch, [bytes("a")], {}, binary)).toEqual({ ok: true, nextIndex: 1 });
+      const second = await bus.claim(r, 1);
+      expect(second.epoch).toBeGreaterThan(first.epoch);
+      expect(second.ended).toBe(false);
+      expect([...second.snapshot!]).toEqual([...binary]);
+      // The earlier owner cannot replace what the new one read.
+      expect(await bus.saveSnapshot(r, 1, first.epoch, bytes("stale"))).toBe(false);
+      await bus.endOutput(r, 1, second.epoch, { ok: true });
+      expect(await bus.claim(r, 1)).toMatchObject({ ended: true, snapshot: undefined });
+      // A generation older than the latest always ended.
+      await bus.appendInput(r, 1n, bytes("turn2"), {});
+      expect(await bus.claim(r, 1)).toMatchObject({ ended: true });
+      expect(await bus.claim(r, 2)).toMatchObject({ ended: false, snapshot: undefined });
+    });
+
     it("caps output and reports the end after the last entry", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       const many = Array.from({ length: CONTRACT_OPTIONS.maxOutputFrames }, (_, i) => bytes(`f${i}`));
       expect(await bus.appendOutput(r, 1, e, many, {})).toMatchObject({ ok: true });
       expect(await bus.appendOutput(r, 1, e, [bytes("over")], {})).toEqual({ ok: false, reason: "cap", limit: CONTRACT_OPTIONS.maxOutputFrames });
@@ -145,10 +168,10 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
     it("saves a snapshot carried by an append only with its frames, fenced", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});
-      const e1 = await bus.claim(r, 1);
+      const e1 = (await bus.claim(r, 1)).epoch;
       expect(await bus.appendOutput(r, 1, e1, [bytes("a")], {}, bytes("s1"))).toEqual({ ok: true, nextIndex: 1 });
       expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s1");
-      const e2 = await bus.claim(r, 1);
+      const e2 = (await bus.claim(r, 1)).epoch;
       // The stale owner's append and its snapshot are refused together.
       expect(await bus.appendOutput(r, 1, e1, [bytes("stale")], {}, bytes("stale"))).toEqual({ ok: false, reason: "fenced" });
       expect(text((await bus.loadSnapshot(r, 1))!)).toBe("s1");
@@ -167,7 +190,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
     it("returns the end with a full page that reaches it, and to a cursor at or past the end", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, e, [bytes("a"), bytes("b"), bytes("c")], {});
       expect(await bus.readOutput(r, 1, 3, 10)).toEqual({ entries: [] });
       expect(await bus.endOutput(r, 1, e, { ok: true })).toEqual({ ok: true, nextIndex: 3 });
@@ -182,7 +205,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       // An ended generation without frames.
       const r2 = ref();
       await bus.appendInput(r2, 1n, bytes("x"), {});
-      const e2 = await bus.claim(r2, 1);
+      const e2 = (await bus.claim(r2, 1)).epoch;
       await bus.endOutput(r2, 1, e2, { ok: false, code: "cancelled", message: "gone" });
       expect(await bus.readOutput(r2, 1, 0, 10)).toEqual({ entries: [], end: { ok: false, code: "cancelled", message: "gone" } });
     });
@@ -195,7 +218,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       const stopIn = bus.watchInput(r, () => inputWakes++);
       await bus.appendInput(r, 1n, bytes("x"), {});
       await waitFor(async () => inputWakes > 0);
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, e, [bytes("a")], {});
       await waitFor(async () => outputWakes > 0);
       stopOut();
@@ -216,7 +239,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
       await bus.appendInput(r, 1n, bytes("x"), { trace });
       expect((await bus.readInput(r, 1, 0))[0]?.meta).toEqual({ trace });
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, e, [bytes("a")], trace);
       expect((await bus.readOutput(r, 1, 0, 1)).entries[0]?.trace).toEqual(trace);
     });
@@ -329,7 +352,7 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
     it("drops an ended generation after the retention time", async () => {
       const r = ref();
       await bus.appendInput(r, 1n, bytes("x"), {});
-      const e = await bus.claim(r, 1);
+      const e = (await bus.claim(r, 1)).epoch;
       await bus.appendOutput(r, 1, e, [bytes("a")], {});
       await bus.endOutput(r, 1, e, { ok: true });
       expect(await bus.latestGeneration(r)).toEqual({ generation: 1, ended: true });

@@ -92,7 +92,7 @@ async function runAgainst(bus: Bus, tenantId: string, sequence: Op[]): Promise<v
     if (op.kind === "end") {
       if (!model.end()) continue;
       const generation = model.generations.length;
-      const epoch = await bus.claim(ref, generation);
+      const epoch = (await bus.claim(ref, generation)).epoch;
       expect(await bus.endOutput(ref, generation, epoch, { ok: true })).toMatchObject({ ok: true });
       continue;
     }

@@ -39,9 +39,9 @@ describe("Redis bus: infrastructure", () => {
     const r = ref();
     const out = requestKeys(prefix, r).generation(1).output;
     await a.bus.appendInput(r, 1n, bytes("x"), {});
-    const e1 = await a.bus.claim(r, 1);
+    const e1 = (await a.bus.claim(r, 1)).epoch;
     expect(await a.bus.appendOutput(r, 1, e1, [bytes("a")], {})).toEqual({ ok: true, nextIndex: 1 });
-    const e2 = await b.bus.claim(r, 1);
+    const e2 = (await b.bus.claim(r, 1)).epoch;
     // The id the old owner would write next is below the last id the claim set: Redis itself
     // refuses it, whatever the writer checked before.
     await expect(admin.xadd(out, `2-${2 * e1 + 1}`, "f", "stale")).rejects.toThrow(/equal or smaller/);
@@ -54,7 +54,7 @@ describe("Redis bus: infrastructure", () => {
     expect(await b.bus.endOutput(r, 1, e2, { ok: true })).toEqual({ ok: true, nextIndex: 2 });
     await expect(admin.xadd(out, `4-${2 * e2 + 1}`, "f", "late")).rejects.toThrow(/exhausted/);
     // A claim of the ended generation does not reopen it.
-    const e3 = await a.bus.claim(r, 1);
+    const e3 = (await a.bus.claim(r, 1)).epoch;
     expect(await a.bus.appendOutput(r, 1, e3, [bytes("late")], {})).toEqual({ ok: false, reason: "ended" });
     const read = await b.bus.readOutput(r, 1, 0, 10);
     expect(read.entries.map((x) => [x.index, new TextDecoder().decode(x.frame)])).toEqual([[0, "a"], [1, "b"]]);
@@ -67,7 +67,7 @@ describe("Redis bus: infrastructure", () => {
     const stop = b.bus.watch(r, (c) => got.push(c));
     await a.bus.appendInput(r, 1n, bytes("x"), {});
     await waitFor(async () => got.length > 0); // the subscription's confirmation (and the new generation)
-    const e = await a.bus.claim(r, 1);
+    const e = (await a.bus.claim(r, 1)).epoch;
     const trace = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
     got.length = 0;
     const frame = new Uint8Array([0, 255, 1, 254, 0x4f]);
@@ -111,7 +111,7 @@ describe("Redis bus: infrastructure", () => {
     await a.bus.appendInput(r, 2n, invalidUtf8, {});
     await a.bus.appendInput(r, 1n, all, {});
     expect((await b.bus.readInput(r, 1, 0)).map((e) => [...e.payload])).toEqual([[...all], [...invalidUtf8]]);
-    const e = await b.bus.claim(r, 1);
+    const e = (await b.bus.claim(r, 1)).epoch;
     await b.bus.appendOutput(r, 1, e, [invalidUtf8, all, new Uint8Array(0)], {});
     await b.bus.saveSnapshot(r, 1, e, all);
     await b.bus.endOutput(r, 1, e, { ok: false, code: "unavailable", message: "", errorDetails: invalidUtf8 });
@@ -140,7 +140,7 @@ describe("Redis bus: infrastructure", () => {
     const base = { ...wakes };
     await a.bus.appendInput(r, 1n, bytes("x"), {});
     await waitFor(() => wakes.input > base.input);
-    const e = await a.bus.claim(r, 1);
+    const e = (await a.bus.claim(r, 1)).epoch;
     const afterInput = wakes.output;
     await a.bus.appendOutput(r, 1, e, [bytes("f")], {});
     await waitFor(() => wakes.output > afterInput);
@@ -244,7 +244,7 @@ describe("Redis bus: infrastructure", () => {
       const r = ref();
       await long.bus.appendInput(r, 1n, bytes("a"), {});
       await long.bus.appendInput(r, 3n, bytes("buffered forever"), {});
-      const e = await long.bus.claim(r, 1);
+      const e = (await long.bus.claim(r, 1)).epoch;
       await long.bus.appendOutput(r, 1, e, [bytes("f")], {});
       await long.bus.saveSnapshot(r, 1, e, bytes("s"));
       const k = requestKeys(prefix, r);

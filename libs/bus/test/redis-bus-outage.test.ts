@@ -128,7 +128,7 @@ describe("Redis bus: a reply lost with the connection", () => {
     try {
       const r = { tenantId: "default", requestId: "lost-reply" };
       await bus.appendInput(r, 1n, new Uint8Array([1]), {});
-      const epoch = await bus.claim(r, 1);
+      const epoch = (await bus.claim(r, 1)).epoch;
       proxy.arm();
       await expect(bus.appendOutput(r, 1, epoch, [new Uint8Array([42])], {})).rejects.toBeInstanceOf(BusUnavailableError);
       // The write did happen once; after the reconnect the next append lands right after it.

@@ -15,7 +15,7 @@ const ADMISSION_RETRY_AFTER_S = 2;
 
 /** Ends a generation no worker will run with `error`, as its readers will see it. */
 async function endGeneration(bus: Bus, ref: RequestRef, generation: number, error: ConnectError): Promise<void> {
-  const epoch = await bus.claim(ref, generation);
+  const epoch = (await bus.claim(ref, generation)).epoch;
   const details = error.findDetails(ErrorDetailsSchema);
   await bus.endOutput(ref, generation, epoch, {
     ok: false,

@@ -94,7 +94,7 @@ describe("BidiAppend dispatches the run's job", () => {
     expect(await jobsOf(requestId)).toEqual([runJobId(ref, 1)]);
 
     // The next generation (seqno 1 once the first ended) has its own job, added by its own start.
-    const epoch = await bus.claim(ref, 1);
+    const epoch = (await bus.claim(ref, 1)).epoch;
     await bus.endOutput(ref, 1, epoch, { ok: true });
     expect((await append(requestId, 1, runRequest())).status).toBe(200);
     expect((await append(requestId, 2, heartbeatMessage())).status).toBe(200);

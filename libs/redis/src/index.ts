@@ -8,5 +8,5 @@ export {
   type ConnectionTuning, type RedisClient, type RedisClusterTarget, type RedisConnectionOptions, type RedisTarget,
 } from "./connection.js";
 export { defineScripts, runScript, type ScriptArg, type ScriptCall, type ScriptSpec } from "./scripts.js";
-export { replyArray, replyInt, replyString } from "./replies.js";
+export { replyArray, replyBytes, replyInt, replyString } from "./replies.js";
 export { assertKeyPrefix, escapeId, hashTag } from "./hash-tag.js";

@@ -18,3 +18,12 @@ export function replyString(v: unknown, script: string): string {
   if (Buffer.isBuffer(v)) return v.toString("utf8");
   throw new Error(`${script}: expected a string, got ${String(v)}`);
 }
+
+/**
+ * A binary value of a script registered with `binaryReply` (its strings arrive as Buffers),
+ * copied: the parser's Buffer may be a view of a larger shared one.
+ */
+export function replyBytes(v: unknown, script: string): Uint8Array {
+  if (Buffer.isBuffer(v)) return new Uint8Array(v);
+  throw new Error(`${script}: expected bytes (a script with binaryReply), got ${String(v)}`);
+}

@@ -18,6 +18,8 @@ export interface ScriptSpec<K extends string, A extends string, R, Rest extends 
   readonly args: readonly A[];
   /** Whether extra ARGV values follow the named ones. */
   readonly rest: Rest;
+  /** The reply's strings arrive as Buffers (a binary value in the reply); numbers stay numbers. */
+  readonly binaryReply?: boolean;
   decode(reply: unknown): R;
 }
 
@@ -41,7 +43,8 @@ export async function runScript<K extends string, A extends string, R, Rest exte
 ): Promise<R> {
   // defineCommand adds the method at run time; this lookup is the one untyped step, and the
   // spec is what makes its arguments and reply typed.
-  const fn = (redis as unknown as Record<string, RawScript | undefined>)[spec.command];
+  // defineCommand also adds `<command>Buffer`, the same script with Buffer replies.
+  const fn = (redis as unknown as Record<string, RawScript | undefined>)[spec.binaryReply ? `${spec.command}Buffer` : spec.command];
   if (typeof fn !== "function") throw new Error(`script ${spec.command} is not defined on this connection`);
   const argv: ScriptArg[] = [
     ...spec.keys.map((k) => call.keys[k]),

@@ -211,3 +211,61 @@ describe.each(drivers)("rendered statements vs drizzle: %s", (_name, open) => {
     });
   });
 });
+
+/**
+ * Both drivers run `query` texts as named prepared statements (drivers/opened.ts
+ * `statementNames`): one prepare per text and connection, every later call only binds, and a
+ * failing call leaves the statement usable. PGlite's runs under its locks, so it never lands
+ * inside a transaction another caller has open.
+ */
+describe.each([
+  ["pglite", () => openPglite(undefined)],
+  // One connection, so the prepared statements seen are the ones the calls used.
+  ["postgres", async () => openPostgres({ url: (await (server ??= startTestPostgres())).url, schema, maxConnections: 1 })],
+] as const)("prepared statements: %s", (_name, open) => {
+  let opened: OpenedDatabase;
+  beforeAll(async () => {
+    opened = await open();
+  });
+  afterAll(async () => {
+    await opened?.close();
+  });
+
+  it("prepares each text once, binds it with each call's parameters, and survives a failing call", async () => {
+    const text = "select $1::int + 1 as n, $2::text as label";
+    expect((await opened.query(text, [1, "a"])).rows).toEqual([{ n: 2, label: "a" }]);
+    await expect(opened.query(text, ["not a number", "b"])).rejects.toMatchObject({ code: "22P02" });
+    expect((await opened.query(text, [41, null])).rows).toEqual([{ n: 42, label: null }]);
+    const { rows } = await opened.query("select name from pg_prepared_statements where statement = $1", [text]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toEqual({ name: expect.stringMatching(/^byok_s\d+$/) });
+  });
+
+  it("a bad statement is reported on every call, and nothing of it is kept", async () => {
+    await expect(opened.query("select from no_such_table_here", [])).rejects.toMatchObject({ code: "42P01" });
+    await expect(opened.query("select from no_such_table_here", [])).rejects.toMatchObject({ code: "42P01" });
+    expect((await opened.query("select 1 as one", [])).rows).toEqual([{ one: 1 }]);
+  });
+
+  it("waits for a transaction another caller has open instead of running inside it", async () => {
+    const table = `prep_tx_${randomUUID().replace(/-/g, "").slice(0, 12)}`;
+    await opened.db.execute(sql.raw(`create table ${table} (v int)`));
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let inserted!: () => void;
+    const insertedOnce = new Promise<void>((r) => (inserted = r));
+    const tx = opened.db.transaction(async (t) => {
+      await t.execute(sql.raw(`insert into ${table} values (1)`));
+      inserted();
+      await held;
+      throw new Error("rolled back");
+    });
+    await insertedOnce;
+    // Issued while the transaction is open: were it inside, it would see the uncommitted row.
+    const count = opened.query(`select count(*)::int as n from ${table}`, []);
+    release();
+    await expect(tx).rejects.toThrow("rolled back");
+    expect((await count).rows).toEqual([{ n: 0 }]);
+    await opened.db.execute(sql.raw(`drop table ${table}`));
+  });
+});

@@ -21,10 +21,10 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       await recordHistory(ctx, eff.entries);
       return;
     case "start_model_call":
-      // A new pass: what came before goes out, and the pass's first delta will not be held.
-      await flush(ctx);
-      ctx.deltaStreaming = false;
-      await startModelCall(ctx, eff.modelCallId, eff.attempt);
+      // A new pass: what came before goes out while the pass is prepared (its history read, the
+      // conversation's touch: one round trip for both), and the pass's first delta will not be
+      // held. Order is kept: the pass's events reach the loop only after this step.
+      await settleAll([flush(ctx).then(() => void (ctx.deltaStreaming = false)), startModelCall(ctx, eff.modelCallId, eff.attempt)]);
       return;
     case "abort_model_call":
       abortModelCall(ctx);
@@ -93,6 +93,52 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       throw new Error(`unhandled effect ${(unhandled as Effect).type}`);
     }
   }
+}
+
+/**
+ * Effects that may run beside their neighbours: writes that depend on no other effect of the
+ * step (the history append, the blobs, the conversation's run mark) and the instant ones (a
+ * frame queued, a timer armed, a log line). What they produce is only seen after the step: the
+ * frames they queue leave at the next flush, once every one of them completed.
+ */
+const RUNS_BESIDE: ReadonlySet<Effect["type"]> = new Set([
+  "record_history", "store_blobs", "mark_conversation_run", "emit", "log", "kv_wait", "tool_timer", "import_wait", "prewarm_wait",
+]);
+
+/**
+ * Runs one step's effects in order, except that neighbours in RUNS_BESIDE go out together (one
+ * round trip where a run's start made three: the user's history entry, the checkpoint's blobs
+ * and the conversation mark before its first frame). Two history appends never share a group
+ * (their order is the conversation's order). Every effect of a group settles before a failure
+ * is thrown, so nothing runs on after the step.
+ */
+export async function executeAll(ctx: RunContext, effects: readonly Effect[]): Promise<void> {
+  let group: Promise<void>[] = [];
+  let groupHasHistory = false;
+  const settle = async () => {
+    if (group.length === 0) return;
+    const running = group;
+    group = [];
+    groupHasHistory = false;
+    await settleAll(running);
+  };
+  for (const eff of effects) {
+    const beside = RUNS_BESIDE.has(eff.type);
+    if (!beside || (eff.type === "record_history" && groupHasHistory)) await settle();
+    if (!beside) {
+      await execute(ctx, eff);
+      continue;
+    }
+    if (eff.type === "record_history") groupHasHistory = true;
+    group.push(execute(ctx, eff));
+  }
+  await settle();
+}
+
+/** Waits for every task, then throws the first failure: nothing is left running behind an error. */
+async function settleAll(tasks: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(tasks)).find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /**

@@ -4,8 +4,9 @@ import { isStoreError, contentStore } from "@byok/store";
 import { isEnded, step, type RunEvent } from "@byok/protocol";
 import { ATTR, extractTraceContext, injectTraceContext, SPAN, type TraceCarrier } from "@byok/telemetry";
 import type { RunEngineDeps } from "../ports.js";
-import { RunContext } from "./context.js";
-import { execute, flush, mayHoldDeltas } from "./effects.js";
+import { RunContext, type QueuedEvent } from "./context.js";
+import { decodeSnapshot } from "../snapshot.js";
+import { executeAll, flush, mayHoldDeltas } from "./effects.js";
 import { InputPump } from "./input.js";
 import { saveSnapshot, SnapshotSchedule } from "./snapshots.js";
 import { restore } from "./takeover.js";
@@ -37,8 +38,9 @@ export class GenerationRun {
   async run(): Promise<void> {
     const ctx = this.ctx;
     const { bus } = ctx.deps;
-    // Independent reads go out together (one round trip instead of two).
-    const [entries, info] = await Promise.all([bus.readInput(this.ref, this.generation, 0), bus.latestGeneration(this.ref)]);
+    // The input so far and the claim (with the snapshot and whether the generation ended) are
+    // independent: one round trip for both.
+    const [entries, claim] = await Promise.all([bus.readInput(this.ref, this.generation, 0), bus.claim(this.ref, this.generation)]);
     const first = entries[0];
     const parent = first ? extractTraceContext(first.meta.trace) : otelContext.active();
     // Child of the bus entry that started the generation, linked to the job that dispatched it.
@@ -55,16 +57,14 @@ export class GenerationRun {
     try {
       await otelContext.with(trace.setSpan(parent, span), async () => {
         ctx.traceCarrier = injectTraceContext();
-        if (info?.generation === this.generation && info.ended) return; // a stale dispatch of an ended run
-        ctx.epoch = await bus.claim(this.ref, this.generation);
+        if (claim.ended) return; // a stale dispatch of an ended run
+        ctx.epoch = claim.epoch;
         ctx.principal = first?.meta.principal ?? ANONYMOUS_PRINCIPAL;
         // The store learns the new epoch before this owner writes anything: from now on the
-        // database refuses history, checkpoint and ledger writes of every earlier owner. Meanwhile
-        // (one round trip for the three) the snapshot is read, after the bus claim so no older
-        // owner writes a newer one, and the tenant's content mode is looked up.
-        const [claimed, snapshot, mode] = await Promise.all([
+        // database refuses history, checkpoint and ledger writes of every earlier owner. The
+        // tenant's content mode is looked up meanwhile.
+        const [claimed, mode] = await Promise.all([
           ctx.deps.store.claimRun(this.ref.tenantId, ctx.fence),
-          bus.loadSnapshot(this.ref, this.generation),
           ctx.deps.content?.modeFor(this.ref.tenantId, ctx.principal),
         ]);
         if (!claimed) {
@@ -77,27 +77,26 @@ export class GenerationRun {
           ctx.content = content.store;
           ctx.held = content.held;
         }
-        const takeover = await restore(ctx, snapshot);
+        const takeover = await restore(ctx, decodeSnapshot(claim.snapshot), entries);
         span.setAttribute(ATTR.takeover, takeover);
-        if (!takeover) {
-          // A new run: rate limits apply to run starts (not to every append or takeover).
-          const admitted = await ctx.meter.admitRun(this.ref, ctx.principal);
-          if (!admitted.ok) {
-            ctx.telemetry.refused(admitted.error);
-            ctx.push({ type: "run_refused", error: admitted.error });
-          }
-        }
+        // A new run: rate limits apply to run starts (not to every append or takeover). Checked
+        // while the input read above is queued (its run_request takes the shared prewarm); a
+        // refusal is queued before it.
+        const admission = takeover ? Promise.resolve([]) : this.admit();
+        await this.input.pump({ entries, beside: admission });
         // A failed read (Redis briefly unavailable) must not become an unhandled rejection that
         // kills the worker process: the next wake-up (every reconnect wakes all listeners) reads again.
-        const stopInput = bus.watchInput(this.ref, () => {
+        const catchUp = () => {
           this.input.pump().catch((err: unknown) => ctx.log.warn({ err }, "reading new input failed; the next wake-up retries"));
-        });
+        };
+        const stopInput = bus.watchInput(this.ref, catchUp);
+        // Entries appended since the first read (before the watch was registered): read beside the loop.
+        catchUp();
         const stopWatchdogs = startWatchdogs(ctx);
         const onAbort = () => ctx.queue.close();
         this.signal?.addEventListener("abort", onAbort);
         ctx.telemetry.started(takeover, span);
         try {
-          await this.input.pump();
           await this.loop().catch((err: unknown) => {
             // A store write refused for a stale epoch: another worker owns the run now.
             if (!isStoreError(err, "fenced")) throw err;
@@ -124,6 +123,15 @@ export class GenerationRun {
     }
   }
 
+  /** A new run's admission (rate limits); a refusal becomes the run's first event. */
+  private async admit(): Promise<QueuedEvent[]> {
+    const ctx = this.ctx;
+    const admitted = await ctx.meter.admitRun(this.ref, ctx.principal);
+    if (admitted.ok) return [];
+    ctx.telemetry.refused(admitted.error);
+    return [{ ev: { type: "run_refused", error: admitted.error } }];
+  }
+
   /**
    * The actor loop: takes every queued event, steps the machine, runs its effects, flushes,
    * snapshots. Deltas after a pass's first one may wait up to the coalescing window for more
@@ -147,17 +155,18 @@ export class GenerationRun {
           ctx.telemetry.transition(r.transition);
           ctx.log.debug(r.transition, "run phase changed");
         }
-        for (const eff of r.effects) await execute(ctx, eff);
+        await executeAll(ctx, r.effects);
         ctx.telemetry.stepped(ctx.state);
         ctx.bindModel();
       }
       if (events !== undefined && !isEnded(ctx.state) && mayHoldDeltas(ctx) && (flushBy ??= Date.now() + windowMs) > Date.now()) continue;
       flushBy = undefined;
       const snapshot = !isEnded(ctx.state) && !ctx.lost && this.snapshots.due(passProgressOnly);
-      // A due snapshot rides in the batch's append; on its own only when no frame is pending.
+      // A due snapshot rides in the batch's append; on its own only when no frame is pending and
+      // no next batch is queued to carry it (SnapshotSchedule.postpone).
       const carried = await flush(ctx, snapshot);
       ctx.flushed();
-      if (snapshot && !carried && !isEnded(ctx.state) && !ctx.lost) await saveSnapshot(ctx);
+      if (snapshot && !carried && !isEnded(ctx.state) && !ctx.lost && !this.snapshots.postpone(ctx.queue.size > 0)) await saveSnapshot(ctx);
       passProgressOnly = true;
     }
   }

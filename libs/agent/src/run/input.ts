@@ -1,7 +1,8 @@
 import { fromBinary } from "@bufbuild/protobuf";
+import type { InputEntry } from "@byok/bus";
 import { classifyClientMessage, decodeClientMessage, isAwaitingRun, type ClientEvent } from "@byok/protocol";
 import { PrewarmRequestSchema } from "@byok/wire";
-import type { RunContext } from "./context.js";
+import type { QueuedEvent, RunContext } from "./context.js";
 
 /**
  * The input pump: reads new client entries from the bus into the run's mailbox. Pumps are
@@ -13,19 +14,34 @@ export class InputPump {
 
   constructor(private readonly ctx: RunContext) {}
 
-  pump(): Promise<void> {
-    const next = this.pumping.then(() => this.pumpOnce());
+  /**
+   * Reads and queues the entries after the last one queued. With `read` (entries the caller
+   * already read, the run's first read at its start), those are queued without a read of their
+   * own, and `beside` runs meanwhile: its events (a refused admission) are queued first.
+   */
+  pump(read?: { entries: readonly InputEntry[]; beside: Promise<QueuedEvent[]> }): Promise<void> {
+    const next = this.pumping.then(() => this.pumpOnce(read));
     // A failed read must not poison the chain: the caller sees it, the next pump starts fresh.
     this.pumping = next.catch(() => undefined);
     return next;
   }
 
-  private async pumpOnce(): Promise<void> {
+  private async pumpOnce(read: { entries: readonly InputEntry[]; beside: Promise<QueuedEvent[]> } | undefined): Promise<void> {
     const ctx = this.ctx;
-    const entries = await ctx.deps.bus.readInput(ctx.ref, ctx.generation, ctx.inputIndex);
+    const from = ctx.inputIndex;
+    const entries = (read ? read.entries : await ctx.deps.bus.readInput(ctx.ref, ctx.generation, from)).filter((e) => e.index >= from);
+    const [events, first] = await Promise.all([this.eventsOf(entries), read?.beside ?? []]);
+    for (const q of first) ctx.queue.push(q);
+    for (const q of events) ctx.queue.push(q);
+    // Only now: entries of a pump that failed on the way (a prewarm take) are read again by the next.
+    const last = entries.at(-1);
+    if (last) ctx.inputIndex = last.index + 1;
+  }
+
+  private async eventsOf(entries: readonly InputEntry[]): Promise<QueuedEvent[]> {
+    const ctx = this.ctx;
+    const events: QueuedEvent[] = [];
     for (const e of entries) {
-      if (e.index < ctx.inputIndex) continue;
-      ctx.inputIndex = e.index + 1;
       const decoded = decodeClientMessage(e.payload);
       if (!decoded.ok) {
         // The ingress validated it; a bad entry here means a bug, not a reason to stop the run.
@@ -37,8 +53,9 @@ export class InputPump {
       if (classified.kind === "run_request") ctx.runRequestArrived = true;
       const event = await this.withSharedPrewarm(classified);
       if (event.kind === "run_request" && ctx.runRequestIndex === undefined) ctx.runRequestIndex = e.index;
-      ctx.queue.push({ ev: { type: "client", event }, inputIndex: e.index });
+      events.push({ ev: { type: "client", event }, inputIndex: e.index });
     }
+    return events;
   }
 
   /**

@@ -72,6 +72,8 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
     ctx.push({ type: "compaction_needed", coversBeforeSeq: pass.coversBeforeSeq });
     return;
   }
+  // The flush that went out beside this preparation may have found the run fenced.
+  if (ctx.lost) return;
   const controller = new AbortController();
   const token = ++ctx.callToken;
   ctx.model = { controller, token };

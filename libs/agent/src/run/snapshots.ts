@@ -13,16 +13,28 @@ import type { RunContext } from "./context.js";
  * the cut attempt's lease from it). A pass's first text is two provider events (its text item
  * opens, then the delta); counting the item as progress keeps a standalone save out of the way
  * of the first text frame (docs/benchmarks.md "First text and run start").
+ *
+ * A due snapshot that no frames carry may wait for the next batch when that batch is already
+ * queued (`postpone`), once: at a run's start the checkpoint read's batch emits nothing, and
+ * the next one (the first frame) carries it. A takeover in between restarts from the previous
+ * snapshot and re-reads the input from its index, as it would a moment earlier.
  */
 export class SnapshotSchedule {
   private savedAt = 0;
   private savedOutputStarted = false;
+  /** The last due snapshot was postponed: the next batch saves one whatever it did. */
+  private owed = false;
+  /** The latest due() was owed (a postponed one is not postponed again). */
+  private dueWasOwed = false;
 
   constructor(private readonly ctx: RunContext) {}
 
   due(passProgressOnly: boolean): boolean {
     const outputStarted = this.ctx.state.current?.outputStarted ?? false;
+    this.dueWasOwed = this.owed;
+    this.owed = false;
     const due =
+      this.dueWasOwed ||
       !passProgressOnly ||
       outputStarted !== this.savedOutputStarted ||
       this.ctx.meterTicket !== this.ctx.snapshotMeterTicket ||
@@ -32,6 +44,13 @@ export class SnapshotSchedule {
       this.savedOutputStarted = outputStarted;
     }
     return due;
+  }
+
+  /** The due snapshot found no frames to ride with: true if it waits for the queued next batch. */
+  postpone(nextQueued: boolean): boolean {
+    if (!nextQueued || this.dueWasOwed) return false;
+    this.owed = true;
+    return true;
   }
 }
 

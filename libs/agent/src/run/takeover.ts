@@ -1,22 +1,23 @@
 import {
   decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, readRunStart, restoreRunState, type RunStart,
 } from "@byok/protocol";
-import { decodeSnapshot } from "../snapshot.js";
+import type { InputEntry } from "@byok/bus";
+import type { RunSnapshot } from "../snapshot.js";
 import type { RunContext } from "./context.js";
 import { execute } from "./effects.js";
 import { attemptInfo, estimatedUsage } from "./model-call.js";
 
 /**
- * Takeover: rebuild the run from the previous owner's snapshot (`stored`, read after the claim),
- * then re-run a cut model call.
+ * Takeover: rebuild the run from the previous owner's snapshot (`snap`, read by the claim),
+ * then re-run a cut model call. `input`: the generation's input entries from index 0, read
+ * beside the claim (the run request is among them: input is only ever appended).
  * Returns false when there is nothing to take over (a new run).
  */
-export async function restore(ctx: RunContext, stored: Uint8Array | undefined): Promise<boolean> {
-  const snap = decodeSnapshot(stored);
+export async function restore(ctx: RunContext, snap: RunSnapshot | undefined, input: readonly InputEntry[]): Promise<boolean> {
   if (!snap) return false;
   let run: RunStart | undefined;
   if (snap.runRequestIndex !== undefined) {
-    const entry = (await ctx.deps.bus.readInput(ctx.ref, ctx.generation, snap.runRequestIndex))[0];
+    const entry = input.find((e) => e.index === snap.runRequestIndex);
     const decoded = entry && decodeClientMessage(entry.payload);
     if (decoded?.ok && decoded.message.message.case === "runRequest") run = readRunStart(decoded.message.message.value, ctx.ref.requestId);
   }

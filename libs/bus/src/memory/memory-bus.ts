@@ -1,7 +1,7 @@
 import { GenerationGoneError } from "../errors.js";
 import { decodeEntryMeta, encodeEntryMeta, type EntryMeta } from "../entry-meta.js";
 import type {
-  AppendOutcome, Bus, BusOptions, EndStatus, GenerationInfo, InputEntry, OutputAppendResult,
+  AppendOutcome, Bus, BusOptions, Claim, EndStatus, GenerationInfo, InputEntry, OutputAppendResult,
   OutputEntry, OutputRead, RequestRef, Unsubscribe,
 } from "../types.js";
 
@@ -187,11 +187,12 @@ export function createMemoryBus(opts: BusOptions): Bus {
       };
     },
 
-    async claim(ref, generation) {
+    async claim(ref, generation): Promise<Claim> {
       const g = gen(ref, generation);
       if (!g) throw new GenerationGoneError(generation, "missing");
       g.epoch += 1;
-      return g.epoch;
+      const ended = g.end !== undefined;
+      return { epoch: g.epoch, ended, snapshot: ended ? undefined : g.snapshot };
     },
 
     async readInput(ref, generation, fromIndex) {

@@ -199,10 +199,10 @@ export function createRedisBus(config: RedisBusConfig): Bus {
       const k = requestKeys(prefix, ref);
       const g = k.generation(generation);
       return op("claim", async () => {
-        const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output }, args: { generation } });
+        const r = await runScript(cmd, claimScript, { keys: { seq: k.seq, epoch: g.epoch, end: g.end, output: g.output, snapshot: g.snapshot }, args: { generation } });
         if (!r.ok) throw new GenerationGoneError(generation, r.reason);
         own(ownedKey(k.base, generation, r.epoch), r.nextIndex);
-        return r.epoch;
+        return { epoch: r.epoch, ended: r.nextIndex === undefined, snapshot: r.snapshot };
       });
     },
 

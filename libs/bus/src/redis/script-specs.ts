@@ -1,5 +1,5 @@
 // Typed specs of the scripts in ./lua (each script's header is the authoritative description).
-import { replyArray, replyInt, replyString, type ScriptSpec } from "@byok/redis";
+import { replyArray, replyBytes, replyInt, replyString, type ScriptSpec } from "@byok/redis";
 
 const lua = (file: string): URL => new URL(`./lua/${file}`, import.meta.url);
 
@@ -69,15 +69,18 @@ export const endOutputScript: ScriptSpec<
   },
 };
 
-/** nextIndex: frames in the output stream, undefined once the generation ended. */
-export type ClaimReply = { ok: true; epoch: number; nextIndex: number | undefined } | { ok: false; reason: "missing" | "expired" };
+/** nextIndex: frames in the output stream, undefined once the generation ended; snapshot: the live generation's, if saved. */
+export type ClaimReply =
+  | { ok: true; epoch: number; nextIndex: number | undefined; snapshot: Uint8Array | undefined }
+  | { ok: false; reason: "missing" | "expired" };
 
-export const claimScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "generation", ClaimReply> = {
+export const claimScript: ScriptSpec<"seq" | "epoch" | "end" | "output" | "snapshot", "generation", ClaimReply> = {
   command: "byokBusClaim",
   lua: lua("claim.lua"),
-  keys: ["seq", "epoch", "end", "output"],
+  keys: ["seq", "epoch", "end", "output", "snapshot"],
   args: ["generation"],
   rest: false,
+  binaryReply: true,
   decode(reply) {
     if (!Array.isArray(reply)) {
       const n = replyInt(reply, this.command);
@@ -86,7 +89,8 @@ export const claimScript: ScriptSpec<"seq" | "epoch" | "end" | "output", "genera
       throw new Error(`${this.command}: unknown reply ${n}`);
     }
     const next = replyInt(reply[1], this.command);
-    return { ok: true, epoch: replyInt(reply[0], this.command), nextIndex: next >= 0 ? next : undefined };
+    const snapshot = replyBytes(reply[2], this.command);
+    return { ok: true, epoch: replyInt(reply[0], this.command), nextIndex: next >= 0 ? next : undefined, snapshot: snapshot.byteLength > 0 ? snapshot : undefined };
   },
 };
 

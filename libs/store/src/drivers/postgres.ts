@@ -6,7 +6,7 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { StoreError } from "../errors.js";
 import { migrationConfig } from "../migrations.js";
-import { asText, TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+import { asText, statementNames, TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
 
 /** Result parsers of `query`: date/time types as text, like drizzle's node-postgres session (opened.ts). */
 const QUERY_TYPES: pg.CustomTypesConfig = {
@@ -47,10 +47,12 @@ export async function openPostgres(target: PostgresTarget): Promise<OpenedDataba
     await pool.end();
     throw e;
   }
+  const nameOf = statementNames();
   return {
     db: drizzle({ client: pool }),
     migrationConfig: config,
-    query: async (text, params) => ({ rows: (await pool.query({ text, values: [...params], types: QUERY_TYPES })).rows as unknown[] }),
+    // Named: node-postgres prepares each statement once per pooled connection, then only binds it.
+    query: async (text, params) => ({ rows: (await pool.query({ name: nameOf(text), text, values: [...params], types: QUERY_TYPES })).rows as unknown[] }),
     close: () => pool.end(),
   };
 }

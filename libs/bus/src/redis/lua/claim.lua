@@ -15,25 +15,29 @@
        (empty) stream if needed. Output entry ids are (index+1)-(2·epoch'+1): every id an
        earlier epoch can write next is below it, every id this epoch writes above it. An ended
        generation keeps the unreachable last id end-output set.
+    4. A live generation: GET the run snapshot, in the same step as the epoch bump, so no
+       earlier owner can save a newer one after it was read (a run's start needs the epoch and
+       the snapshot together: one round trip).
 
-  KEYS[1] seq hash   KEYS[2] epoch   KEYS[3] end   KEYS[4] output stream
+  KEYS[1] seq hash   KEYS[2] epoch   KEYS[3] end   KEYS[4] output stream   KEYS[5] snapshot
   ARGV[1] generation
 
   Returns
-    {epoch (>= 1), nextIndex (frames in the stream; -1 once ended)}
+    {epoch (>= 1), nextIndex (frames in the stream; -1 once ended), snapshot bytes ("" for none)}
     -1  no such generation
     -2  the generation ended and its retention passed
 ]]
-local seqKey, epochKey, endKey, outKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local seqKey, epochKey, endKey, outKey, snapKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local generation = tonumber(ARGV[1])
-local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
+local seq = redis.call('HMGET', seqKey, 'latest', 'ended')
+local latest = tonumber(seq[1] or '0')
 if generation < 1 or generation > latest then return -1 end
 local endTtl = redis.call('PTTL', endKey)
-local hasEnded = generation < latest or redis.call('HGET', seqKey, 'ended') == '1'
+local hasEnded = generation < latest or seq[2] == '1'
 if hasEnded and endTtl == -2 then return -2 end
 local epoch = redis.call('INCR', epochKey)
 if endTtl > 0 and redis.call('PTTL', epochKey) == -1 then redis.call('PEXPIRE', epochKey, endTtl) end
-if hasEnded then return { epoch, -1 } end
+if hasEnded then return { epoch, -1, '' } end
 local len = redis.call('XLEN', outKey)
 local floor = string.format('%.0f-%.0f', len + 1, 2 * epoch)
 if len == 0 then
@@ -42,4 +46,4 @@ if len == 0 then
 else
   redis.call('XSETID', outKey, floor)
 end
-return { epoch, len }
+return { epoch, len, redis.call('GET', snapKey) or '' }
