@@ -296,7 +296,7 @@ describe("Redis bus: infrastructure", () => {
     expect(await cost(() => a.bus.appendInput(r, 3n, bytes("3"), {}))).toBe(10); // XADD 3, HLEN, then HGET, HGET, HDEL, XADD of 4
     expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["5", "4", "0"]);
     expect((await a.bus.readInput(r, 1, 0)).map((e) => new TextDecoder().decode(e.payload))).toEqual(["1", "2", "3", "4"]);
-    const e = await a.bus.claim(r, 1);
+    const e = (await a.bus.claim(r, 1)).epoch;
     // Live snapshot: EVALSHA, HMGET, GET, SET.
     expect(await cost(() => a.bus.saveSnapshot(r, 1, e, bytes("s1")))).toBe(4);
     // First reader: EVALSHA, TIME, ZADD, PEXPIRE NX; the next one also PEXPIRE GT.
