@@ -5,9 +5,9 @@
 // and the provider simulator's milestones. It then counts the worker's round trips from taking
 // the job to the run's first output frame and to the provider request: what "run start makes
 // the fewest round trips it can" is measured by (docs/benchmarks.md "First text and run start"). Not a test.
-//   BENCH_TIMELINE_TURNS (1: turns traced after the warm-up, each printed)  DATABASE_URL
+//   BENCH_TIMELINE_TURNS (1: turns traced after the warm-up, each printed)  BENCH_TIMELINE_DUMP (a file: every command, appended)  DATABASE_URL
 import { execSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -116,6 +116,11 @@ try {
     if (answered !== undefined) milestones.push({ at: performance.timeOrigin + answered, who: "provider", what: "request received (simulator answers)", commands: 0 }, { at: performance.timeOrigin + answered + (SCRIPTS.ttft!.chunkDelayMs ?? 0), who: "provider", what: "first text chunk written", commands: 0 });
 
     const redisOwners = portOwners(redis.port, labels);
+    // BENCH_TIMELINE_DUMP=<file>: every command of the turn, a script's own calls included, one per line.
+    if (process.env.BENCH_TIMELINE_DUMP) {
+      const lines = redisRows.map((c) => `${(c.at - startedAt).toFixed(1)} ${c.lua ? "lua" : (redisOwners.get(c.port) ?? c.port)} ${c.args.map((a) => (a.length > 80 ? `${a.slice(0, 80)}…` : a)).join(" ")}`);
+      appendFileSync(process.env.BENCH_TIMELINE_DUMP, `${lines.join("\n")}\n`);
+    }
     const pgOwners = portOwners(Number(new URL(pgc.url).port), labels);
     const rows: Row[] = [...milestones];
     let last: Row | undefined;
@@ -143,6 +148,18 @@ try {
       if (shown++ > 80) break;
       console.log(`| ${(row.at - startedAt).toFixed(1)} | ${row.who} | ${row.what}${periodic.test(row.what) ? " (periodic)" : ""} | ${row.commands || ""} |`);
     }
+    // Every command of the turn by process and kind (script or command), the streaming middle included.
+    const byKind = new Map<string, { calls: number; commands: number }>();
+    for (const row of rows) {
+      if (!row.commands) continue;
+      const k = `${row.who} | ${row.what.replace(/ byok:req:\{…\}:g\d+:/, " :").replace(/ byok:(\S*)\{…\}\S*/, " $1")}${periodic.test(row.what) ? " (periodic)" : ""}`;
+      const e = byKind.get(k) ?? { calls: 0, commands: 0 };
+      e.calls++;
+      e.commands += row.commands;
+      byKind.set(k, e);
+    }
+    console.log("\n| process | what | calls | Redis commands |\n|---|---|---|---|");
+    for (const [k, e] of [...byKind].sort((a, b) => b[1].commands - a[1].commands)) console.log(`| ${k} | ${e.calls} | ${e.commands} |`);
     // The worker's round trips from its first command of the run to the first output append and to the provider request.
     const workerRows = rows.filter((x) => x.who === "worker" && !periodic.test(x.what));
     const firstAppend = workerRows.find((x) => /append-output|redis xadd byok:req/.test(x.what));

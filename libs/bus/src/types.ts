@@ -177,7 +177,11 @@ export interface Bus {
    */
   endOutput(ref: RequestRef, generation: number, epoch: number, end: EndStatus): Promise<OutputAppendResult>;
 
-  /** Number of live readers and when the last one left (ms epoch), for the reconnect grace. */
+  /**
+   * Number of live readers and, while there is none, when the last one left (ms epoch), for the
+   * reconnect grace; `lastLeftAt` is undefined while readers are live (the Redis bus then skips
+   * reading it).
+   */
   readerPresence(ref: RequestRef): Promise<{ readers: number; lastLeftAt: number | undefined }>;
 
   /**

@@ -5,6 +5,7 @@ import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusUnavailableError, createBullmqDispatcher, runJobId, type BullmqDispatcher, type RunJobData } from "../src/index.js";
+import { commandCount, monitorCommands } from "@byok/testing";
 import { REDIS_URL } from "./redis-harness.js";
 
 const ref = { tenantId: "acme", requestId: "req-1" };
@@ -62,6 +63,27 @@ describe("BullMQ dispatcher", () => {
       expect(done).toEqual([runJobId(ref, 1), runJobId(ref, 2)]);
     } finally {
       await worker.close();
+    }
+  });
+
+  it("admits a new run until maxWaitingRuns jobs wait, reading the depth with two commands (LLEN + ZCARD)", async () => {
+    const p = `{test-admit-${randomUUID().slice(0, 8)}}`;
+    const limited = createBullmqDispatcher({ redis: REDIS_URL, name, prefix: p, maxWaitingRuns: 2 });
+    try {
+      await limited.dispatch(ref, 1, {});
+      const m = await monitorCommands(REDIS_URL);
+      expect(await limited.admit()).toBeUndefined();
+      expect(commandCount(await m.stop(), p)).toBe(2);
+      await limited.dispatch(ref, 2, {});
+      expect(await limited.admit()).toEqual({ waiting: 2, limit: 2 });
+      // Priorities are BullMQ's "waiting" too.
+      await limited.queue.add("other", { tenantId: "acme", requestId: "req-1", generation: 3, trace: {} }, { priority: 1 });
+      expect(await limited.admit()).toEqual({ waiting: 3, limit: 2 });
+    } finally {
+      await limited.queue.obliterate({ force: true }).catch(() => undefined);
+      await limited.close();
+      const keys = await admin.keys(`${p}:*`);
+      if (keys.length > 0) await admin.unlink(...keys);
     }
   });
 

@@ -308,6 +308,11 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       const p = await bus.readerPresence(r);
       expect(p.readers).toBe(0);
       expect(p.lastLeftAt).toBeGreaterThanOrEqual(before - 5);
+      // A reader back: lastLeftAt is only reported while nobody reads.
+      const leaveC = await bus.addReader(r, "c", 10_000);
+      expect(await bus.readerPresence(r)).toEqual({ readers: 1, lastLeftAt: undefined });
+      await leaveC();
+      expect((await bus.readerPresence(r)).lastLeftAt).toBeGreaterThanOrEqual(p.lastLeftAt ?? 0);
     });
 
     it("wakes the request's reader watchers when its last reader leaves", async () => {

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandCount, monitorCommands } from "@byok/testing";
 import { requestKeys, startsChannel, type Bus, type CarriedOutput, type RequestRef } from "../src/index.js";
 import { CONTRACT_OPTIONS } from "./contract.js";
 import { REDIS_URL, deleteKeys, openBus, uniquePrefix, waitFor } from "./redis-harness.js";
@@ -301,6 +302,73 @@ describe("Redis bus: infrastructure", () => {
     } finally {
       await long.bus.close();
     }
+  });
+
+  // What each operation of a turn costs in Redis, script calls included (issue 14: ≤ 2 commands
+  // per delivered frame). Counts only the commands that name this request's keys or channel.
+  it("costs the fewest Redis commands per operation: sizes kept in the seq hash, no end lookups while live", async () => {
+    const r = ref();
+    const cost = async <T>(fn: () => Promise<T>): Promise<number> => {
+      const m = await monitorCommands(REDIS_URL);
+      await fn();
+      return commandCount(await m.stop(), r.requestId);
+    };
+    const k = requestKeys(prefix, r);
+    const g = k.generation(1);
+    // New generation: EVALSHA, HMGET, HSET, PERSIST, XADD, HSET, PUBLISH i, PUBLISH o, PUBLISH of the tag on the starts channel.
+    expect(await cost(() => a.bus.appendInput(r, 1n, bytes("1"), {}))).toBe(9);
+    // In order: EVALSHA, HMGET, XADD, HLEN (the flush's check), HSET, PUBLISH (no XLEN).
+    expect(await cost(() => a.bus.appendInput(r, 2n, bytes("2"), {}))).toBe(6);
+    // Duplicate: EVALSHA, HMGET.
+    expect(await cost(() => a.bus.appendInput(r, 2n, bytes("again"), {}))).toBe(2);
+    // Ahead of a gap: EVALSHA, HMGET, HSET buf, HSET seq; then the gap's append flushes it.
+    expect(await cost(() => a.bus.appendInput(r, 4n, bytes("4"), {}))).toBe(4);
+    expect(await cost(() => a.bus.appendInput(r, 4n, bytes("dup of a buffered one"), {}))).toBe(3); // + HEXISTS
+    expect(await cost(() => a.bus.appendInput(r, 3n, bytes("3"), {}))).toBe(10); // XADD 3, HLEN, then HGET, HGET, HDEL, XADD of 4
+    expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["5", "4", "0"]);
+    expect((await a.bus.readInput(r, 1, 0)).map((e) => new TextDecoder().decode(e.payload))).toEqual(["1", "2", "3", "4"]);
+    // Claim of a live generation (with its snapshot): EVALSHA, HMGET, INCR, XLEN, XADD (the empty stream's last id), GET.
+    let e = 0;
+    expect(await cost(async () => (e = (await a.bus.claim(r, 1)).epoch))).toBe(6);
+    // Live snapshot: EVALSHA, HMGET, GET, SET.
+    expect(await cost(() => a.bus.saveSnapshot(r, 1, e, bytes("s1")))).toBe(4);
+    // First reader: EVALSHA, TIME, ZADD, PEXPIRE NX; the next one also PEXPIRE GT.
+    const leave: Array<() => Promise<void>> = [];
+    expect(await cost(async () => leave.push(await a.bus.addReader(r, "r1", 10_000)))).toBe(4);
+    expect(await cost(async () => leave.push(await a.bus.addReader(r, "r2", 20_000)))).toBe(5);
+    expect(await admin.pttl(k.readers)).toBeGreaterThan(10_000);
+    // Presence while readers are live: EVALSHA, TIME, ZCOUNT (lastLeftAt is not read).
+    expect(await cost(() => a.bus.readerPresence(r))).toBe(3);
+    for (const l of leave) await l(); // no reader refresh below
+    // End: EVALSHA, HMGET, GET, HSET, HSET, XLEN, XADD, XSETID, 7 PEXPIRE, PUBLISH.
+    expect(await cost(() => a.bus.endOutput(r, 1, e, { ok: true }))).toBe(16);
+    expect(await a.bus.endOutput(r, 1, e, { ok: true })).toEqual({ ok: false, reason: "ended" });
+    // After the end the snapshot takes the end entry's TTL: + PTTL.
+    expect(await cost(() => a.bus.saveSnapshot(r, 1, e, bytes("s2")))).toBe(5);
+    expect(await admin.pttl(g.snapshot)).toBeGreaterThan(0);
+  });
+
+  it("appends input at the stream's true end and flushes the buffer when the seq hash lacks the sizes or holds stale ones (an older build appended)", async () => {
+    const r = ref();
+    const k = requestKeys(prefix, r);
+    const g = k.generation(1);
+    await a.bus.appendInput(r, 1n, bytes("1"), {});
+    await a.bus.appendInput(r, 3n, bytes("3"), {});
+    // As written by the build before the sizes were kept.
+    await admin.hdel(k.seq, "inputs", "buffered");
+    expect(await a.bus.appendInput(r, 2n, bytes("2"), {})).toMatchObject({ status: "accepted" });
+    expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["4", "3", "0"]);
+    // An older build appended without updating the size: Redis refuses the id, the script resyncs.
+    await admin.xadd(g.input, "0-4", "s", "4", "p", "4", "t", "{}");
+    await admin.hset(k.seq, "next", "5");
+    expect(await a.bus.appendInput(r, 5n, bytes("5"), {})).toMatchObject({ status: "accepted" });
+    expect((await a.bus.readInput(r, 1, 0)).map((x) => new TextDecoder().decode(x.payload))).toEqual(["1", "2", "3", "4", "5"]);
+    expect(await admin.hget(k.seq, "inputs")).toBe("5");
+    // An older build buffered 7 ahead of the gap without counting it: delivering 6 flushes it.
+    await admin.hset(g.buffered, "p:7", "7", "t:7", "{}");
+    expect(await a.bus.appendInput(r, 6n, bytes("6"), {})).toMatchObject({ status: "accepted" });
+    expect((await a.bus.readInput(r, 1, 5)).map((x) => new TextDecoder().decode(x.payload))).toEqual(["6", "7"]);
+    expect(await admin.hmget(k.seq, "next", "inputs", "buffered")).toEqual(["8", "7", "0"]);
   });
 
   it("refuses claims of generations that do not exist", async () => {

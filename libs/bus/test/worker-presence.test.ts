@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
+import { commandCount, monitorCommands } from "@byok/testing";
 import { startWorkerPresence, type WorkerPresence } from "../src/index.js";
 import { REDIS_URL } from "./redis-harness.js";
 
@@ -64,6 +65,18 @@ describe("worker presence", () => {
     expect(released).toEqual(["job-1"]);
     const job = await queue.getJob("job-1");
     expect(job?.stalledCounter).toBe(1); // re-queued by BullMQ's stalled check, which counts it
+    expect(await admin.smembers(`${prefix}:runs:byok-workers`)).toEqual(["survivor"]);
+
+    // A check that finds nobody dead, the only worker registered: EVALSHA + SMEMBERS (its own
+    // subscription is not looked up while it is registered).
+    const m = await monitorCommands(REDIS_URL);
+    await new Promise((r) => setTimeout(r, 350));
+    const rows = (await m.stop()).filter((row) => row.args.some((a) => a.includes(`${prefix}:runs:byok-workers`)));
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(commandCount(rows, prefix)).toBe(2 * rows.length);
+    // Unregistered behind its back (another worker thought it dead): the next check registers it again.
+    await admin.srem(`${prefix}:runs:byok-workers`, "survivor");
+    await new Promise((r) => setTimeout(r, 250));
     expect(await admin.smembers(`${prefix}:runs:byok-workers`)).toEqual(["survivor"]);
 
     await presence.close();

@@ -4,6 +4,7 @@ export * from "./workspace/executor.js";
 export * from "./redis/private-server.js";
 export * from "./redis/private-cluster.js";
 export * from "./redis/keys.js";
+export * from "./redis/monitor.js";
 export * from "./process/output.js";
 export * from "./fuzz.js";
 export * from "./metrics/prometheus.js";

@@ -93,8 +93,10 @@ export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDi
       const limit = config.maxWaitingRuns ?? 0;
       if (limit === 0) return undefined;
       if (isDisconnected(connection)) throw new BusUnavailableError(`run dispatcher: not connected to Redis (${connection.status})`);
-      // One round trip: the lengths of the wait list and the prioritized set (BullMQ's "waiting").
-      const waiting = await queue.getJobCountByTypes("waiting", "prioritized").catch((err: unknown) => {
+      // One round trip of two commands: the lengths of the wait list and the prioritized set
+      // (BullMQ's "waiting"). Not getJobCountByTypes: its script also looks for a wait-list
+      // marker that only BullMQ < 5 wrote (LINDEX), 4 commands per new run instead of 2.
+      const waiting = await readWaiting(connection, queue).catch((err: unknown) => {
         throw new BusUnavailableError(`run dispatcher: reading the queue depth failed: ${(err as Error).message}`, { cause: err });
       });
       return waiting >= limit ? { waiting, limit } : undefined;
@@ -106,4 +108,15 @@ export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDi
       await connection.quit().catch(() => connection.disconnect());
     },
   };
+}
+
+/** Jobs waiting for a worker: LLEN of the wait list + ZCARD of the prioritized set, pipelined. */
+async function readWaiting(connection: RedisClient, queue: Queue<RunJobData>): Promise<number> {
+  const replies = await connection.pipeline().llen(queue.toKey("wait")).zcard(queue.toKey("prioritized")).exec();
+  let waiting = 0;
+  for (const [err, n] of replies ?? []) {
+    if (err) throw err;
+    waiting += Number(n);
+  }
+  return waiting;
 }

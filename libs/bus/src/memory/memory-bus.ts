@@ -247,7 +247,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
 
     async readerPresence(ref) {
       const r = requests.get(keyOf(ref));
-      return { readers: r?.readers.size ?? 0, lastLeftAt: r?.lastLeftAt };
+      const readers = r?.readers.size ?? 0;
+      return { readers, lastLeftAt: readers > 0 ? undefined : r?.lastLeftAt };
     },
 
     watchReaders(ref, onChange) {

@@ -13,7 +13,9 @@
        stalledInterval) moves it back to wait exactly as after a lock expiry (its stall counter
        and maxStalledCount apply as usual).
   It also (re-)registers the caller while its own subscription is live, so a worker that was
-  reconnecting when another one checked registers itself again.
+  reconnecting when another one checked registers itself again; its own subscription is only
+  looked up when it is not registered. Commands of a check that finds nobody dead: SMEMBERS and
+  one PUBSUB SHARDNUMSUB per other registered worker (one worker alone: SMEMBERS only).
 
   KEYS[1] registry set         <queue key prefix>byok-workers
   KEYS[2] active list          <queue key prefix>active
@@ -30,16 +32,19 @@ local function live(name)
   return tonumber(r[2]) > 0
 end
 
-if live(self) then redis.call('SADD', registry, self) end
+local registered = false
 local dead = {}
 local any = false
 for _, name in ipairs(redis.call('SMEMBERS', registry)) do
-  if name ~= self and not live(name) then
+  if name == self then
+    registered = true
+  elseif not live(name) then
     dead[name] = true
     any = true
     redis.call('SREM', registry, name)
   end
 end
+if not registered and live(self) then redis.call('SADD', registry, self) end
 if not any then return {} end
 
 local released = {}

@@ -3,9 +3,10 @@
   atomic in the request's slot. Same semantics as the memory bus's appendInput.
 
   Steps
-    1. Read the latest generation, whether it ended and the next seqno from the seq hash. With no generation,
-       or when the latest one ended and seqno is 1 or <= 0, begin generation latest+1
-       (next seqno 1, not ended; the seq hash loses its idle TTL while a generation is live).
+    1. Read the latest generation, whether it ended, the next seqno and the latest generation's
+       input and buffer sizes from the seq hash (one HMGET). With no generation, or when the
+       latest one ended and seqno is 1 or <= 0, begin generation latest+1 (next seqno 1, not
+       ended, sizes 0; the seq hash loses its idle TTL while a generation is live).
     2. seqno <= 0: append to the input stream unless the input cap is reached.
     3. seqno < next, or already buffered: duplicate, no effect.
     4. seqno - next > window: beyond_window, nothing recorded.
@@ -25,11 +26,22 @@
   0-(i+1) seeks to index i. Fields: s = seqno (decimal), p = payload bytes, t = trace JSON.
   Buffered appends live in <gen>:buf as fields p:<seqno> and t:<seqno>.
 
+  Sizes: this script is the only writer of the input stream and the buffer, so it keeps their
+  sizes in the seq hash (fields "inputs" and "buffered", of the latest generation) and updates
+  them in the HSET that advances "next": an in-order append is HMGET, XADD, HLEN (the flush
+  reads the buffer's true size; not for the append that begins a generation), HSET, PUBLISH; a
+  duplicate or beyond_window one only the HMGET. A seq hash written before these fields existed
+  is read with XLEN / HLEN once; an XADD refused because the stream is longer than the kept size
+  (appended by an older build during a rollout) reads XLEN and appends at the true end. After an
+  ended generation's retention passed, its keys are gone but the seq hash still counts them: a
+  late append then keeps its index and can only be refused as input_full earlier, never
+  accepted past the cap.
+
   seqno arrives as a decimal int64 string. Lua numbers are doubles: comparisons are exact
   for |seqno| <= 2^53; larger values round, which can only turn an absurdly large seqno into
   a (still) beyond-window one. Seqnos written back are formatted with %.0f (no exponent).
 
-  KEYS[1] seq hash   <prefix>:req:{t:r}:seq  (latest, next, ended)
+  KEYS[1] seq hash   <prefix>:req:{t:r}:seq  (latest, next, ended, inputs, buffered)
   KEYS[2] key base   <prefix>:req:{t:r}      (not a key itself; generation keys hang off it)
 
   ARGV[1] seqno (decimal string)
@@ -69,15 +81,22 @@ local function fmt(n)
 end
 
 -- One read of the sequence state (commands inside scripts count: docs/benchmarks.md).
-local state = redis.call('HMGET', seqKey, 'latest', 'ended', 'next')
+local state = redis.call('HMGET', seqKey, 'latest', 'ended', 'next', 'inputs', 'buffered')
 local latest = tonumber(state[1] or '0')
 local ended = state[2] == '1'
 local nextSeqno = tonumber(state[3] or '1')
+local len = tonumber(state[4])
+-- Buffered appends (each is two fields of the buf hash).
+local buffered = tonumber(state[5])
+-- Began here: nothing can be buffered in it yet.
+local fresh = false
 if latest == 0 or (ended and (seqno == 1 or seqno <= 0)) then
+  fresh = true
   latest = latest + 1
   ended = false
   nextSeqno = 1
-  redis.call('HSET', seqKey, 'latest', latest, 'next', '1', 'ended', '0')
+  len, buffered = 0, 0
+  redis.call('HSET', seqKey, 'latest', latest, 'next', '1', 'ended', '0', 'inputs', '0', 'buffered', '0')
   -- A live generation's sequence state never expires under it.
   redis.call('PERSIST', seqKey)
 end
@@ -85,7 +104,9 @@ end
 local gk = base .. ':g' .. latest
 local inKey = gk .. ':in'
 local bufKey = gk .. ':buf'
-local len = redis.call('XLEN', inKey)
+-- A seq hash from before the sizes were kept in it.
+if not len then len = redis.call('XLEN', inKey) end
+if not buffered then buffered = redis.call('HLEN', bufKey) / 2 end
 local started = 0
 if len == 0 then started = 1 end
 
@@ -111,7 +132,13 @@ end
 
 local function push(s, p, t)
   len = len + 1
-  redis.call('XADD', inKey, '0-' .. len, 's', s, 'p', p, 't', t)
+  local r = redis.pcall('XADD', inKey, '0-' .. len, 's', s, 'p', p, 't', t)
+  if type(r) == 'table' and r.err then
+    -- Refused id: the stream is longer than the kept size (appended by a build that did not
+    -- keep it, docs/operations.md "Upgrades and live runs"). Resynchronize and append.
+    len = redis.call('XLEN', inKey) + 1
+    redis.call('XADD', inKey, '0-' .. len, 's', s, 'p', p, 't', t)
+  end
 end
 
 if seqno <= 0 then
@@ -120,14 +147,15 @@ if seqno <= 0 then
     return { 'input_full', latest }
   end
   push(seqnoText, payload, trace)
+  redis.call('HSET', seqKey, 'inputs', len, 'buffered', buffered)
   settle(); wake(true)
   return { 'accepted', latest, started }
 end
 
 local field = fmt(seqno)
--- Nothing buffered (the usual case): no lookups in the buffer below.
-local bufferedFields = redis.call('HLEN', bufKey)
-if seqno < nextSeqno or (bufferedFields > 0 and redis.call('HEXISTS', bufKey, 'p:' .. field) == 1) then
+-- Nothing buffered (the usual case): no lookups in the buffer below. The next seqno itself is
+-- never buffered (the flush below takes it the moment it becomes next).
+if seqno < nextSeqno or (seqno > nextSeqno and buffered > 0 and redis.call('HEXISTS', bufKey, 'p:' .. field) == 1) then
   settle(); wake(false)
   return { 'duplicate', latest }
 end
@@ -136,12 +164,12 @@ if seqno - nextSeqno > window then
   return { 'beyond_window', latest, fmt(nextSeqno) }
 end
 if seqno > nextSeqno then
-  local buffered = bufferedFields / 2
   if len + buffered >= maxInput then
     settle(); wake(false)
     return { 'input_full', latest }
   end
   redis.call('HSET', bufKey, 'p:' .. field, payload, 't:' .. field, trace)
+  redis.call('HSET', seqKey, 'inputs', len, 'buffered', buffered + 1)
   settle(); wake(false)
   return { 'buffered', latest }
 end
@@ -151,17 +179,21 @@ if len >= maxInput then
 end
 push(field, payload, trace)
 nextSeqno = nextSeqno + 1
+-- The flush trusts the buffer's true size (HLEN), not the kept one: an append that an older
+-- build buffered without counting it is still flushed here (docs/operations.md "Upgrades and
+-- live runs"), and the kept size heals. A generation this call began has nothing buffered.
+if not fresh then buffered = redis.call('HLEN', bufKey) / 2 end
 -- Flush the buffered successors that are now in order.
-while bufferedFields > 0 do
+while buffered > 0 do
   local f = fmt(nextSeqno)
   local p = redis.call('HGET', bufKey, 'p:' .. f)
   if not p then break end
   local t = redis.call('HGET', bufKey, 't:' .. f) or '{}'
   redis.call('HDEL', bufKey, 'p:' .. f, 't:' .. f)
-  bufferedFields = bufferedFields - 2
+  buffered = buffered - 1
   push(f, p, t)
   nextSeqno = nextSeqno + 1
 end
-redis.call('HSET', seqKey, 'next', fmt(nextSeqno))
+redis.call('HSET', seqKey, 'next', fmt(nextSeqno), 'inputs', len, 'buffered', buffered)
 settle(); wake(true)
 return { 'accepted', latest, started }

@@ -32,9 +32,13 @@ local generation = tonumber(ARGV[1])
 local seq = redis.call('HMGET', seqKey, 'latest', 'ended')
 local latest = tonumber(seq[1] or '0')
 if generation < 1 or generation > latest then return -1 end
-local endTtl = redis.call('PTTL', endKey)
 local hasEnded = generation < latest or seq[2] == '1'
-if hasEnded and endTtl == -2 then return -2 end
+-- The end entry exists only once the generation ended: a live one needs no lookup.
+local endTtl = -2
+if hasEnded then
+  endTtl = redis.call('PTTL', endKey)
+  if endTtl == -2 then return -2 end
+end
 local epoch = redis.call('INCR', epochKey)
 if endTtl > 0 and redis.call('PTTL', epochKey) == -1 then redis.call('PEXPIRE', epochKey, endTtl) end
 if hasEnded then return { epoch, -1, '' } end

@@ -4,7 +4,9 @@
 
   Steps
     1. Fence (same rules as append-output): "fenced" for a stale epoch or a missing or
-       expired generation, "ended" when the end entry exists.
+       expired generation, "ended" when the end entry exists. One HMGET of the seq hash and
+       the epoch GET; the end entry is looked up only when the seq hash says the generation
+       is not the live latest one.
     2. HSET the end entry: ok (0|1) and, when present, code, message, details (ErrorDetails
        bytes). ARGV[4] says which optional fields are present ("c", "m", "d" letters).
     3. Mark the latest generation ended in the seq hash (a seqno-1 append now begins the next
@@ -29,6 +31,9 @@
   ARGV[9] idle TTL of the seq hash (ms)
   ARGV[10] wake channel
 
+  Commands: HMGET, GET, HSET (end), HSET (seq), XLEN, XADD, XSETID, 7 PEXPIRE, PUBLISH (15,
+  plus the EVALSHA).
+
   Returns
     {1, nextIndex}    ended; nextIndex = number of frames in the stream (the marker not counted)
     {0, "fenced"} | {0, "ended"}
@@ -41,11 +46,16 @@ local retention = ARGV[8]
 local seqTtl = ARGV[9]
 local channel = ARGV[10]
 
-local latest = tonumber(redis.call('HGET', seqKey, 'latest') or '0')
+local state = redis.call('HMGET', seqKey, 'latest', 'ended')
+local latest = tonumber(state[1] or '0')
 if generation < 1 or generation > latest then return { 0, 'fenced' } end
 if tonumber(redis.call('GET', epochKey) or '0') ~= epoch then return { 0, 'fenced' } end
-if redis.call('EXISTS', endKey) == 1 then return { 0, 'ended' } end
-if generation < latest or redis.call('HGET', seqKey, 'ended') == '1' then return { 0, 'fenced' } end
+-- The latest generation, not marked ended: its end entry cannot exist (this script writes both
+-- at once, and the seq hash outlives the generation's keys), so no EXISTS on the usual path.
+if generation < latest or state[2] == '1' then
+  if redis.call('EXISTS', endKey) == 1 then return { 0, 'ended' } end
+  return { 0, 'fenced' }
+end
 
 local fields = { 'ok', ARGV[3] }
 if string.find(present, 'c', 1, true) then table.insert(fields, 'code'); table.insert(fields, ARGV[5]) end
