@@ -1,6 +1,7 @@
 // A counting TCP proxy in front of PostgreSQL for the benchmark: every statement a gateway
 // process sends (simple Query 'Q' and extended-protocol Execute 'E' messages) is counted, with
-// the statement text from its Parse ('P') message, so "store statements per turn" is measured
+// the statement text from its Parse ('P') message (a named statement's text is remembered for
+// the Binds that name it), so "store statements per turn" is measured
 // on the wire, whatever the code does. Load-insensitive (a count, not a time). Not a test.
 import { createConnection, createServer, type Server, type Socket } from "node:net";
 
@@ -40,6 +41,8 @@ export async function startPgCounter(targetUrl: string, onStatement?: (kind: str
     let buf: Buffer = Buffer.alloc(0);
     let started = false;
     let lastParsed = "?";
+    /** Prepared statements of this connection, by name (the store prepares its hot statements). */
+    const named = new Map<string, string>();
     const add = (k: string) => {
       counts.set(k, (counts.get(k) ?? 0) + 1);
       onStatement?.(k, client.remotePort ?? 0);
@@ -65,8 +68,15 @@ export async function startPgCounter(targetUrl: string, onStatement?: (kind: str
         const body = buf.subarray(5, 1 + len);
         if (type === "Q") add(statementKind(body.toString("utf8", 0, body.indexOf(0))));
         else if (type === "P") {
+          // Parse: statement name, text. A named one is bound later by its name alone.
           const nameEnd = body.indexOf(0);
           lastParsed = statementKind(body.toString("utf8", nameEnd + 1, body.indexOf(0, nameEnd + 1)));
+          if (nameEnd > 0) named.set(body.toString("utf8", 0, nameEnd), lastParsed);
+        } else if (type === "B") {
+          // Bind: portal name, statement name (empty: the unnamed statement just parsed).
+          const portalEnd = body.indexOf(0);
+          const statement = body.toString("utf8", portalEnd + 1, body.indexOf(0, portalEnd + 1));
+          if (statement !== "") lastParsed = named.get(statement) ?? "?";
         } else if (type === "E") add(lastParsed);
         buf = buf.subarray(1 + len);
       }
