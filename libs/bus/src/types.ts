@@ -81,7 +81,7 @@ export interface Claim {
   epoch: number;
   /** The generation already ended (or a newer one exists): nothing is left to run. */
   ended: boolean;
-  /** The run snapshot of a live generation, if an earlier owner saved one (a takeover). */
+  /** The run snapshot of a live generation, if an earlier owner saved one (a takeover); an empty one reads as none. */
   snapshot: Uint8Array | undefined;
 }
 

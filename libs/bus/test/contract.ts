@@ -144,6 +144,10 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       await bus.appendInput(r, 1n, bytes("turn2"), {});
       expect(await bus.claim(r, 1)).toMatchObject({ ended: true });
       expect(await bus.claim(r, 2)).toMatchObject({ ended: false, snapshot: undefined });
+      // An empty snapshot reads as none on both buses.
+      const e2 = (await bus.claim(r, 2)).epoch;
+      expect(await bus.saveSnapshot(r, 2, e2, new Uint8Array(0))).toBe(true);
+      expect((await bus.claim(r, 2)).snapshot).toBeUndefined();
     });
 
     it("caps output and reports the end after the last entry", async () => {

@@ -200,7 +200,8 @@ export function createMemoryBus(opts: BusOptions): Bus {
       if (!g) throw new GenerationGoneError(generation, "missing");
       g.epoch += 1;
       const ended = g.end !== undefined;
-      return { epoch: g.epoch, ended, snapshot: ended ? undefined : g.snapshot };
+      // An empty snapshot reads as none, as the Redis bus's claim returns it.
+      return { epoch: g.epoch, ended, snapshot: ended || !g.snapshot?.byteLength ? undefined : g.snapshot };
     },
 
     async readInput(ref, generation, fromIndex) {
