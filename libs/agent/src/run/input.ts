@@ -4,6 +4,12 @@ import { classifyClientMessage, decodeClientMessage, isAwaitingRun, type ClientE
 import { PrewarmRequestSchema } from "@byok/wire";
 import type { QueuedEvent, RunContext } from "./context.js";
 
+/** Entries the caller already read (the run's first read), and what runs meanwhile (its admission). */
+interface SeededRead {
+  entries: readonly InputEntry[];
+  beside: Promise<QueuedEvent[]>;
+}
+
 /**
  * The input pump: reads new client entries from the bus into the run's mailbox. Pumps are
  * serialized, so an await inside one (taking a shared prewarm) cannot let a concurrent
@@ -19,14 +25,14 @@ export class InputPump {
    * already read, the run's first read at its start), those are queued without a read of their
    * own, and `beside` runs meanwhile: its events (a refused admission) are queued first.
    */
-  pump(read?: { entries: readonly InputEntry[]; beside: Promise<QueuedEvent[]> }): Promise<void> {
+  pump(read?: SeededRead): Promise<void> {
     const next = this.pumping.then(() => this.pumpOnce(read));
     // A failed read must not poison the chain: the caller sees it, the next pump starts fresh.
     this.pumping = next.catch(() => undefined);
     return next;
   }
 
-  private async pumpOnce(read: { entries: readonly InputEntry[]; beside: Promise<QueuedEvent[]> } | undefined): Promise<void> {
+  private async pumpOnce(read: SeededRead | undefined): Promise<void> {
     const ctx = this.ctx;
     const from = ctx.inputIndex;
     const entries = (read ? read.entries : await ctx.deps.bus.readInput(ctx.ref, ctx.generation, from)).filter((e) => e.index >= from);
