@@ -94,13 +94,21 @@ describe("exec result during a takeover (real processes)", () => {
         killed = c.workers.find((w) => w.name === ownerName);
         if (!killed) throw new Error(`owner ${ownerName} is not one of the workers`);
         survivor = c.workers.find((w) => w !== killed);
-        killed.signal("SIGKILL");
-        await killed.exited;
-        // Now, while nobody owns the run (its lock has not expired yet), the client answers.
-        resultAppend = await t.append(readResult(exec.id, exec.execId));
-        // It landed in the input stream before any new owner claimed the generation.
-        epochAtAnswer = await c.redis.get(keys.epoch);
-        inputAtAnswer = await c.redis.xlen(keys.input);
+        // The survivor is paused across the kill and the answer, so no new owner can claim the
+        // run before the result lands, however slow the machine (its failure detection would
+        // otherwise take the run over within ~1 s of the kill, racing the append).
+        survivor!.signal("SIGSTOP");
+        try {
+          killed.signal("SIGKILL");
+          await killed.exited;
+          // Now, while nobody owns the run, the client answers.
+          resultAppend = await t.append(readResult(exec.id, exec.execId));
+          // It landed in the input stream before any new owner claimed the generation.
+          epochAtAnswer = await c.redis.get(keys.epoch);
+          inputAtAnswer = await c.redis.xlen(keys.input);
+        } finally {
+          survivor!.signal("SIGCONT");
+        }
       },
     });
 
