@@ -21,7 +21,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "isolated", include: isolatedFiles, isolate: true } },
       // Every other file shares its worker's module graph with the files before it: importing the
-      // SDKs, drivers and services once per worker instead of once per file (~13 → ~9 min here).
+      // SDKs, drivers and services once per worker instead of once per file (13:13 → 10:45 here, docs/benchmarks.md).
       // Such files keep no state in modules between tests (key prefixes, stores and servers are
       // their own) and close what they open.
       { extends: true, test: { name: "shared", include: INCLUDE, exclude: [...isolatedFiles, "**/node_modules/**"], isolate: false } },
