@@ -10,3 +10,4 @@ export * from "./fuzz.js";
 export * from "./metrics/prometheus.js";
 export * from "./wait.js";
 export * from "./postgres/private-server.js";
+export * from "./net/counting-proxy.js";

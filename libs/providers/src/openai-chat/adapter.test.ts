@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "@byok/testing";
+import { startCountingProxy, startSimulator, type Simulator } from "@byok/testing";
 import type { ProviderErrorKind, ProviderTarget } from "@byok/protocol";
 import { completedOf, errorSurface, makeRequest, runPass, textOf } from "../test-support/helpers.js";
 import { createOpenAIChatAdapter } from "./adapter.js";
@@ -321,6 +321,45 @@ describe("OpenAI Chat Completions adapter", () => {
       const { error } = await runPass(adapter, makeRequest(target, { signal: ac.signal }));
       expect(error?.kind).toBe("cancelled");
       expect(sim.requests).toHaveLength(0);
+    });
+  });
+
+  describe("provider connections", () => {
+    // A tool loop's model calls come one after another on the pool's connection. When the
+    // body's terminating chunk comes after [DONE] (endDelayMs, as through a load balancer),
+    // cancelling the body there makes undici close the socket and the next call pays a new
+    // handshake; the reader drains to the end instead (shared/sse.ts, drainAfterDoneMs).
+    async function connectionsFor(calls: number, options: Record<string, unknown>): Promise<number> {
+      const proxy = await startCountingProxy(sim.url);
+      try {
+        const proxied: ProviderTarget = { ...target, baseUrl: `${proxy.url}/v1`, options };
+        for (let attempt = 1; attempt <= calls; attempt++) {
+          sim.enqueue({ text: `answer ${attempt}`, endDelayMs: 15 });
+          const { events, error } = await runPass(adapter, makeRequest(proxied, { attempt }));
+          expect(error).toBeUndefined();
+          expect(textOf(events, "text_delta")).toBe(`answer ${attempt}`);
+          // undici puts the socket back in its pool one I/O turn after the body ends; a call
+          // started in the same turn opens a second connection whatever the reader does.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return proxy.connections();
+      } finally {
+        await proxy.close();
+      }
+    }
+
+    it("back-to-back calls reuse one connection when the terminating chunk comes after [DONE]", async () => {
+      expect(await connectionsFor(5, {})).toBe(1);
+    });
+
+    // Every call after the first opens a new connection (undici may open two while the
+    // cancelled one closes).
+    it("drainAfterDoneMs: 0 cancels at [DONE], as the SDK does, and the connection is lost each time", async () => {
+      expect(await connectionsFor(3, { drainAfterDoneMs: 0 })).toBeGreaterThanOrEqual(3);
+    });
+
+    it("a drain bound shorter than the terminator's delay gives the connection up", async () => {
+      expect(await connectionsFor(3, { drainAfterDoneMs: 2 })).toBeGreaterThanOrEqual(3);
     });
   });
 

@@ -68,7 +68,7 @@ export async function* streamChatPass(req: ModelCallRequest, setup: ChatPassSetu
   const open = (): PromiseLike<AsyncIterable<readonly ChatCompletionChunk[]> | Iterable<readonly ChatCompletionChunk[]>> =>
     pt && !pt.stream
       ? oneResponse(pt, () => setup.client.chat.completions.create(body as unknown as ChatCompletionCreateParamsNonStreaming, { signal: req.signal }), (c) => [completionAsChunk(c)])
-      : openaiSseStream<ChatCompletionChunk>(setup.client.chat.completions.create(body, { signal: req.signal }), req.signal);
+      : openaiSseStream<ChatCompletionChunk>(setup.client.chat.completions.create(body, { signal: req.signal }), req.signal, opts.drainAfterDoneMs);
 
   yield* pumpVendorStream({
     open,

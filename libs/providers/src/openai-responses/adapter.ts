@@ -51,7 +51,7 @@ export async function* streamResponsesPass(
   const open = (): PromiseLike<AsyncIterable<readonly ResponseStreamEvent[]> | Iterable<readonly ResponseStreamEvent[]>> =>
     pt && !pt.stream
       ? oneResponse(pt, () => client.responses.create(body as unknown as ResponseCreateParamsNonStreaming, { signal: req.signal }), responseAsEvents)
-      : openaiSseStream<ResponseStreamEvent>(client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal: req.signal }), req.signal);
+      : openaiSseStream<ResponseStreamEvent>(client.responses.create(body as unknown as ResponseCreateParamsStreaming, { signal: req.signal }), req.signal, opts.drainAfterDoneMs);
 
   yield* pumpVendorStream({
     open,

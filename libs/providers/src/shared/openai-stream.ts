@@ -36,9 +36,9 @@ export const OPENAI_SSE: SseDialect<unknown> = {
  * A streamed `openai` SDK call read with the lean SSE reader: the SDK sends the request and
  * throws its status errors (`asResponse()` resolves only for a 2xx), the body is read here.
  * `T` is the event type the SDK's Stream would have yielded (the JSON is not validated, as the
- * SDK does not validate it either).
+ * SDK does not validate it either). `drainAfterDoneMs` bounds the read after `[DONE]` (sseItems).
  */
-export async function openaiSseStream<T>(call: { asResponse(): Promise<Response> }, signal: AbortSignal): Promise<AsyncIterable<T[]>> {
+export async function openaiSseStream<T>(call: { asResponse(): Promise<Response> }, signal: AbortSignal, drainAfterDoneMs?: number): Promise<AsyncIterable<T[]>> {
   const response = await call.asResponse();
-  return sseItems(response, signal, OPENAI_SSE as SseDialect<T>);
+  return sseItems(response, signal, OPENAI_SSE as SseDialect<T>, drainAfterDoneMs);
 }

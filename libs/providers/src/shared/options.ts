@@ -1,5 +1,6 @@
 import type { ProviderTarget } from "@byok/protocol";
 import { isRecord } from "./usage.js";
+import { DEFAULT_DRAIN_AFTER_END_MS } from "./sse.js";
 
 /**
  * Adapter knobs a route can set in `ProviderTarget.options` (unknown keys are ignored;
@@ -12,6 +13,11 @@ export interface AdapterOptions {
   headers: Record<string, string>;
   /** Per-request timeout until the response starts, ms (default 10 min, the SDKs' own default). */
   timeoutMs: number | undefined;
+  /**
+   * OpenAI APIs: how long the body is read on after `[DONE]` for its end, so the connection
+   * stays reusable (shared/sse.ts); 0 cancels at once, as the SDK does. Default 100 ms.
+   */
+  drainAfterDoneMs: number;
   /** Send the reasoning effort at all (endpoints that reject unknown parameters set this false). Default true. */
   sendReasoningEffort: boolean;
   /** Chat Completions: split `<think>…</think>` in content into reasoning. Default true. */
@@ -60,6 +66,7 @@ export function parseAdapterOptions(raw: Record<string, unknown> | undefined): A
     extraBody: isRecord(o["extraBody"]) ? o["extraBody"] : {},
     headers,
     timeoutMs: posInt(o["timeoutMs"]),
+    drainAfterDoneMs: typeof o["drainAfterDoneMs"] === "number" && Number.isInteger(o["drainAfterDoneMs"]) && o["drainAfterDoneMs"] >= 0 ? o["drainAfterDoneMs"] : DEFAULT_DRAIN_AFTER_END_MS,
     sendReasoningEffort: bool(o["sendReasoningEffort"], true),
     thinkTags: bool(o["thinkTags"], true),
     replayReasoning: replay === "reasoning_content" || replay === "reasoning" ? replay : "none",

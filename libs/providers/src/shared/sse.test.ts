@@ -248,10 +248,41 @@ describe("sseItems: releasing the body", () => {
     return { response: new Response(body, { headers: HEADERS }), state };
   }
 
-  it("cancels the body after [DONE] without reading further", async () => {
-    const { response, state } = trackedBody([enc.encode(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`)], true);
+  it("reads on after [DONE] to the body's end, dropping what follows, and does not cancel it", async () => {
+    const { response, state } = trackedBody([enc.encode(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`), enc.encode(`data: ${chunk("late")}\n\n`)], false);
     const items: unknown[] = [];
     for await (const batch of sseItems(response, new AbortController().signal, OPENAI_SSE)) items.push(...batch);
+    expect(items).toHaveLength(1);
+    expect(state.cancelled).toBe(false);
+  });
+
+  it("a body held open after [DONE] is cancelled once the drain bound passes", async () => {
+    const { response, state } = trackedBody([enc.encode(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`)], true);
+    const items: unknown[] = [];
+    const started = performance.now();
+    for await (const batch of sseItems(response, new AbortController().signal, OPENAI_SSE, 30)) items.push(...batch);
+    expect(items).toHaveLength(1);
+    expect(state.cancelled).toBe(true);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(25);
+  });
+
+  it("a drain bound of 0 cancels right after [DONE], as the SDKs do", async () => {
+    const { response, state } = trackedBody([enc.encode(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`), enc.encode(`data: ${chunk("late")}\n\n`)], false);
+    const items: unknown[] = [];
+    for await (const batch of sseItems(response, new AbortController().signal, OPENAI_SSE, 0)) items.push(...batch);
+    expect(items).toHaveLength(1);
+    expect(state.cancelled).toBe(true);
+  });
+
+  it("an abort while draining after [DONE] cancels the body", async () => {
+    const { response, state } = trackedBody([enc.encode(`data: ${chunk("a")}\n\ndata: [DONE]\n\n`)], true);
+    const ac = new AbortController();
+    const items: unknown[] = [];
+    const pass = (async () => {
+      for await (const batch of sseItems(response, ac.signal, OPENAI_SSE, 60_000)) items.push(...batch);
+    })();
+    setTimeout(() => ac.abort(), 10);
+    await pass;
     expect(items).toHaveLength(1);
     expect(state.cancelled).toBe(true);
   });

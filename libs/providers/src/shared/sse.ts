@@ -114,7 +114,7 @@ export class SseParser {
 
 /** What a dialect makes of an event it does not pass on. */
 export const SSE_SKIP: unique symbol = Symbol("sse.skip");
-/** The event that ends the stream (`data: [DONE]`); what follows it is not read. */
+/** The event that ends the stream (`data: [DONE]`); what follows it is read and dropped (see sseItems). */
 export const SSE_END: unique symbol = Symbol("sse.end");
 
 /** What one SDK's `Stream` does with each event: an item, nothing, the end, or it throws the SDK's error. */
@@ -126,14 +126,49 @@ export interface SseDialect<T> {
 
 function ignore(): void {}
 
+/** Default of `drainAfterEndMs`: a new TCP + TLS handshake to a provider costs about this much. */
+export const DEFAULT_DRAIN_AFTER_END_MS = 100;
+
+/**
+ * Reads and drops what follows the end event until the body ends, for at most `ms`: true when
+ * the body ended. A cancelled body makes undici close the socket when its terminating chunk has
+ * not arrived yet, and the next model call then pays a new handshake; a body read to its end
+ * leaves the connection in the pool (docs/benchmarks.md, "Provider connections after [DONE]").
+ */
+async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, signal: AbortSignal, ms: number): Promise<boolean> {
+  if (ms <= 0) return false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), ms);
+  });
+  try {
+    for (;;) {
+      const read = await Promise.race([reader.read(), expired]);
+      if (read === null || signal.aborted) return false;
+      if (read.done) return true;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The items of an SSE response, one array per network chunk that completed any. Ends
  * silently when `signal` aborts (as the SDKs' streams do; the caller reports the cancel); an
- * item the dialect refuses throws after the items before it were handed on. Whenever the body
- * was not read to its end (abort, `[DONE]`, an error, a consumer that stopped) it is cancelled,
- * which releases the connection.
+ * item the dialect refuses throws after the items before it were handed on. After the end event
+ * (`[DONE]`) the rest of the body is read and dropped for at most `drainAfterEndMs`, so the
+ * connection can be reused; the SDKs cancel right away, which is `drainAfterEndMs: 0`. Whenever
+ * the body was not read to its end (abort, an error, a consumer that stopped, a server that
+ * kept the stream open past the bound) it is cancelled, which releases the connection.
  */
-export async function* sseItems<T>(response: Response, signal: AbortSignal, dialect: SseDialect<T>): AsyncGenerator<T[], void, undefined> {
+export async function* sseItems<T>(
+  response: Response,
+  signal: AbortSignal,
+  dialect: SseDialect<T>,
+  drainAfterEndMs: number = DEFAULT_DRAIN_AFTER_END_MS,
+): AsyncGenerator<T[], void, undefined> {
   const body = response.body;
   // The SDKs' message for a body-less response (a runtime whose fetch cannot stream).
   if (!body) throw new Error("Attempted to iterate over a response with no body");
@@ -176,6 +211,7 @@ export async function* sseItems<T>(response: Response, signal: AbortSignal, dial
         if (item === SSE_END) {
           events.length = 0;
           if (items.length) yield items;
+          drained = await readToEnd(reader, signal, drainAfterEndMs);
           return;
         }
         if (item !== SSE_SKIP) items.push(item);

@@ -44,6 +44,11 @@ export interface SimScript {
   endAfterChunks?: number;
   /** Stop sending after this many frames and hold the connection open until the client goes away or the simulator closes. */
   stallAfterChunks?: number;
+  /**
+   * Wait this long after the last frame before ending the response: the body's terminating
+   * chunk arrives after the vendor's end event (`[DONE]`), as it can through a load balancer.
+   */
+  endDelayMs?: number;
   /** Replace the frame at this index with a malformed one (invalid JSON / bad binary frame). */
   malformedAt?: number;
   /** Extra response headers on a successful stream. */

@@ -191,6 +191,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       await new Promise<void>((resolve) => res.write(frame, () => resolve()));
       record.framesSent++;
     }
+    if (script.endDelayMs) {
+      await delay(script.endDelayMs, stop);
+      if (stop.aborted) return;
+    }
     finishedByUs = true;
     record.outcome = endsEarly ? "ended_early" : "completed";
     res.end();
