@@ -154,7 +154,8 @@ describe("Redis bus: infrastructure", () => {
   it("subscribes once per request and unsubscribes when the last local listener leaves", async () => {
     const r = ref();
     const channel = requestKeys(prefix, r).channel;
-    const numsub = async () => Number((await admin.pubsub("NUMSUB", channel))[1]);
+    // Request channels are shard channels (SSUBSCRIBE), counted by SHARDNUMSUB.
+    const numsub = async () => Number((await admin.pubsub("SHARDNUMSUB", channel))[1]);
     let second = 0;
     const stop1 = a.bus.watch(r, () => undefined);
     const stop2 = a.bus.watchInput(r, () => second++);
@@ -178,7 +179,8 @@ describe("Redis bus: infrastructure", () => {
       await waitFor(() => woken.size === refs.length);
       const channels = await admin.pubsub("CHANNELS", `${prefix}:wake:*`);
       expect(channels).toContain(startsChannel(prefix));
-      for (const r of refs.slice(0, 3)) expect(channels).not.toContain(requestKeys(prefix, r).channel);
+      const shardChannels = await admin.pubsub("SHARDCHANNELS", `${prefix}:wake:*`);
+      for (const r of refs.slice(0, 3)) expect([...channels, ...shardChannels]).not.toContain(requestKeys(prefix, r).channel);
       expect(Number((await admin.pubsub("NUMSUB", startsChannel(prefix)))[1])).toBeGreaterThanOrEqual(1);
       // A generation started on another instance wakes its own watcher only.
       const before = new Map(woken);
@@ -211,7 +213,7 @@ describe("Redis bus: infrastructure", () => {
       const stops = refs.flatMap((r) => [probe.bus.watch(r, () => woken++), probe.bus.watchInput(r, () => undefined)]);
       // Every channel is subscribed (each confirmation wakes its output watcher once).
       await waitFor(() => woken >= 500);
-      const channels = await admin.pubsub("CHANNELS", `${prefix}:wake:*`);
+      const channels = await admin.pubsub("SHARDCHANNELS", `${prefix}:wake:*`);
       expect(channels.length).toBeGreaterThanOrEqual(500);
       const lines = await listed(probe.name);
       expect(lines).toHaveLength(2);

@@ -110,6 +110,8 @@ describe.each(["memory", "redis"] as const)("an idle RunSSE (%s bus)", (kind) =>
       try {
         const channels = (await admin.call("PUBSUB", "CHANNELS", `${busPrefix}:wake:*`)) as string[];
         expect(channels).toEqual([startsChannel(busPrefix)]);
+        // Request channels are shard channels: none of those either.
+        expect(await admin.call("PUBSUB", "SHARDCHANNELS", `${busPrefix}:wake:*`)).toEqual([]);
       } finally {
         await admin.quit();
       }

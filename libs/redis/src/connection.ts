@@ -103,8 +103,11 @@ export function openConnection(target: RedisTarget, tuning: ConnectionTuning): R
  * whose reply was lost, bounded reply wait). Returned typed as `Redis`: callers use only the
  * command surface both classes share (commands, defineCommand'd scripts, MULTI on one slot,
  * SUBSCRIBE, status, quit/disconnect). Differences: the per-node "close" flush of unanswered
- * commands is not installed (the command timeout bounds them instead), and classic pub/sub
- * is used (PUBLISH reaches every node, so one subscriber hears every channel).
+ * commands is not installed (the command timeout bounds them instead), and a subscriber
+ * connection has ioredis's sharded subscribers: SSUBSCRIBE goes to the master that owns the
+ * channel's slot, over one connection per master with subscribed channels (reconnected, and
+ * its channels re-subscribed, by ioredis, which then emits "subscribersReady"); classic
+ * SUBSCRIBE still uses one node (classic PUBLISH reaches every node).
  */
 function openClusterConnection(target: RedisClusterTarget, nodeOptions: RedisOptions, tuning: ConnectionTuning): Cluster {
   const { maxRetriesPerRequest, enableOfflineQueue, lazyConnect } = nodeOptions;
@@ -116,6 +119,7 @@ function openClusterConnection(target: RedisClusterTarget, nodeOptions: RedisOpt
     enableReadyCheck: true,
     lazyConnect: lazyConnect ?? false,
     clusterRetryStrategy: (attempt) => tuning.reconnectDelayMs(attempt),
+    ...(tuning.subscriber ? { shardedSubscribers: true } : {}),
     ...(maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest } : {}),
   }) as Cluster;
   cluster.on("error", tuning.onError);

@@ -69,6 +69,8 @@ describe("ingress faults (real processes)", () => {
     const chans = (await c.redis.call("PUBSUB", "CHANNELS", `${c.keyPrefix}:wake:*`)) as string[];
     expect(chans).toContain(`${c.keyPrefix}:wake:starts`);
     expect(chans.filter((ch) => ch.includes("idle-"))).toEqual([]);
+    const shardChans = (await c.redis.call("PUBSUB", "SHARDCHANNELS", `${c.keyPrefix}:wake:*`)) as string[];
+    expect(shardChans.filter((ch) => ch.includes("idle-"))).toEqual([]);
     expect(await countConns()).toBe(before);
     expect(before).toBe(3); // bus command + bus subscriber + queue producer
     for (const r of held) r.destroy();

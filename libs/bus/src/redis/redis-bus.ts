@@ -250,7 +250,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
           if (added) {
             own(owned, known + 1);
             // The wake-up carries the frame: a reader that is up to date needs no XRANGE for it.
-            await cmd.publish(k.channel, frame.byteLength <= MAX_CARRIED_FRAME_BYTES ? encodeCarried(generation, known, appendedAt, encodedTrace, frame) : "o");
+            await cmd.spublish(k.channel, frame.byteLength <= MAX_CARRIED_FRAME_BYTES ? encodeCarried(generation, known, appendedAt, encodedTrace, frame) : "o");
             return { ok: true as const, nextIndex: known + 1 };
           }
         }
@@ -347,7 +347,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
         // that shared it learns from the wake-up (a lost one: its next check finds it gone).
         const b = await cmd.getdelBuffer(key);
         if (!b) return undefined;
-        await cmd.publish(conversationChannel(prefix, tenantId, conversationId), "c");
+        await cmd.spublish(conversationChannel(prefix, tenantId, conversationId), "c");
         return new Uint8Array(b);
       });
     },

@@ -19,14 +19,24 @@ const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l
 
 /**
  * Multiplexes every watch()/watchInput() of one bus instance over ONE subscriber connection
- * (docs/architecture.md property 6): one SUBSCRIBE per request channel with local listeners,
- * reference-counted (UNSUBSCRIBE when the last local listener leaves).
+ * (docs/architecture.md property 6): one SSUBSCRIBE per request channel with local listeners,
+ * reference-counted (SUNSUBSCRIBE when the last local listener leaves).
+ *
+ * Request and conversation channels are shard channels (SPUBLISH / SSUBSCRIBE, Redis >= 7.0):
+ * on Redis Cluster a message goes to the node that owns the channel's slot (the request's hash
+ * tag) instead of being broadcast to every node, and the "subscriber" is one connection per
+ * master with subscribed channels (ioredis's sharded subscriber group). The bus's one starts
+ * channel stays a classic channel (one message per generation start, published inside the
+ * append-input script whose keys are in another slot).
  *
  * Wake-ups carry nothing but a lone appended frame ("O…", decodeCarried); readers re-read
  * after the others. Two moments wake every listener of a
  * channel without a message, so no write can fall between a reader's read and its
- * subscription: when the SUBSCRIBE is confirmed, and after a reconnect (messages published
- * while the connection was down are lost, the streams are not).
+ * subscription: when the SSUBSCRIBE is confirmed, and after a reconnect (messages published
+ * while the connection was down are lost, the streams are not). On a cluster each master's
+ * subscriber reconnects on its own and ioredis re-subscribes its channels without a reply to
+ * wait for, so after its "subscribersReady" every channel is subscribed again here and woken
+ * on that confirmation (the same connection answers ioredis's re-subscription first).
  */
 export interface Wakeups {
   listen(channel: string, kind: WakeKind, fn: Listener): Unsubscribe;
@@ -69,31 +79,42 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
     for (const fn of [...(l.output ?? []), ...(l.input ?? []), ...(l.readers ?? []), ...(l.conversation ?? [])]) call(fn);
   };
 
+  const failed = (err: unknown) => {
+    // Not connected: the "ready" / "subscribersReady" handlers subscribe every live channel again.
+    if (sub.status === "ready") onError(err instanceof Error ? err : new Error(String(err)));
+  };
+  /** Shard channels; on a cluster one command per channel (each request has its own slot). */
   const subscribe = (channels: string[]) => {
     if (channels.length === 0 || closed) return;
-    sub.subscribe(...channels).then(
-      () => {
-        for (const c of channels) wakeAll(c);
-      },
-      // Not connected: the "ready" handler subscribes every live channel again.
-      (err: unknown) => {
-        if (sub.status === "ready") onError(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
+    const confirmed = (batch: string[]) => () => {
+      for (const c of batch) wakeAll(c);
+    };
+    if (sub.isCluster) for (const c of channels) sub.ssubscribe(c).then(confirmed([c]), failed);
+    else sub.ssubscribe(...channels).then(confirmed(channels), failed);
+  };
+  const subscribeStarts = () => {
+    if (closed) return;
+    sub.subscribe(startsChannel).then(() => wakeAll(startsChannel), failed);
   };
 
-  sub.on("messageBuffer", (channelBytes: Buffer, message: Buffer) => {
-    const channel = channelBytes.toString("utf8");
-    if (channel === startsChannel) return wakeStarts(starts.get(message.toString("utf8")));
-    const l = byChannel.get(channel);
+  sub.on("smessageBuffer", (channelBytes: Buffer, message: Buffer) => {
+    const l = byChannel.get(channelBytes.toString("utf8"));
     if (!l) return;
     // "O…": an output wake-up carrying the frame it announces.
     const carried = decodeCarried(message);
     const set = l[carried ? "output" : (KIND_OF_MESSAGE[message.toString("latin1")] ?? "output")];
     if (set) for (const fn of [...set]) call(fn, carried);
   });
+  sub.on("messageBuffer", (channelBytes: Buffer, message: Buffer) => {
+    if (channelBytes.toString("utf8") === startsChannel) wakeStarts(starts.get(message.toString("utf8")));
+  });
   // First connection and every reconnect: (re)subscribe every channel with listeners.
-  sub.on("ready", () => subscribe([...byChannel.keys(), ...(startsWanted ? [startsChannel] : [])]));
+  sub.on("ready", () => {
+    subscribe([...byChannel.keys()]);
+    if (startsWanted) subscribeStarts();
+  });
+  // A cluster's per-master subscribers came back (ioredis re-sent their channels unconfirmed).
+  sub.on("subscribersReady", () => subscribe([...byChannel.keys()]));
 
   return {
     listen(channel, kind, fn) {
@@ -113,7 +134,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
         set.delete(entry);
         if (listenerCount(listeners) > 0 || byChannel.get(channel) !== listeners) return;
         byChannel.delete(channel);
-        if (sub.status === "ready" && !closed) sub.unsubscribe(channel).catch(() => undefined);
+        if (sub.status === "ready" && !closed) sub.sunsubscribe(channel).catch(() => undefined);
       };
     },
     listenStart(tag, fn) {
@@ -122,7 +143,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
       starts.set(tag, present === undefined ? fn : typeof present === "function" ? [present, fn] : [...present, fn]);
       if (!startsWanted) {
         startsWanted = true;
-        if (sub.status === "ready") subscribe([startsChannel]);
+        if (sub.status === "ready") subscribeStarts();
       }
       let done = false;
       return () => {

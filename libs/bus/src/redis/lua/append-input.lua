@@ -13,10 +13,11 @@
     5. seqno > next: buffer it (payload + trace in the buf hash) unless input + buffered
        reached the cap.
     6. seqno == next: append it, then flush every consecutive buffered successor, advance next.
-    A delivered append PUBLISHes "i" on the wake channel; an append to a generation whose
-    input was still empty (the generation starts) also PUBLISHes "o" so waiting readers
-    look again (wake-ups carry nothing, spurious ones are allowed), and the request's hash tag
-    on the bus's starts channel, where readers waiting for the request to appear listen.
+    A delivered append SPUBLISHes "i" on the wake channel (a shard channel in the request's
+    slot); an append to a generation whose input was still empty (the generation starts) also
+    SPUBLISHes "o" so waiting readers look again (wake-ups carry nothing, spurious ones are
+    allowed), and PUBLISHes the request's hash tag on the bus's starts channel (a classic
+    channel: it is in no request's slot), where readers waiting for the request to appear listen.
 
   Generation keys are derived from KEYS[2] (the request's key base, same hash tag) because
   the generation number is only known inside the script; every derived key carries the same
@@ -29,7 +30,7 @@
   Sizes: this script is the only writer of the input stream and the buffer, so it keeps their
   sizes in the seq hash (fields "inputs" and "buffered", of the latest generation) and updates
   them in the HSET that advances "next": an in-order append is HMGET, XADD, HLEN (the flush
-  reads the buffer's true size; not for the append that begins a generation), HSET, PUBLISH; a
+  reads the buffer's true size; not for the append that begins a generation), HSET, SPUBLISH; a
   duplicate or beyond_window one only the HMGET. A seq hash written before these fields existed
   is read with XLEN / HLEN once; an XADD refused because the stream is longer than the kept size
   (appended by an older build during a rollout) reads XLEN and appends at the true end. After an
@@ -123,9 +124,9 @@ local function settle()
 end
 
 local function wake(delivered)
-  if delivered then redis.call('PUBLISH', channel, 'i') end
+  if delivered then redis.call('SPUBLISH', channel, 'i') end
   if started == 1 then
-    redis.call('PUBLISH', channel, 'o')
+    redis.call('SPUBLISH', channel, 'o')
     redis.call('PUBLISH', startsChannel, tag)
   end
 end

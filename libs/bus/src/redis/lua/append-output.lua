@@ -21,7 +21,7 @@
     3. Cap: XLEN + #frames > max output frames -> "cap", nothing written (a live stream is
        never trimmed: that would break replay).
     4. XADD each frame at XLEN onwards.
-  Then (both paths): SET the snapshot when ARGV[7] is not empty; PUBLISH ARGV[9] (the caller's
+  Then (both paths): SET the snapshot when ARGV[7] is not empty; SPUBLISH ARGV[9] (the caller's
   wake-up carrying the frame, for a lone frame at the known index) when the fast path appended
   it, else "o".
   Fields: f = frame bytes, t = trace JSON, a = the writer's clock in ms.
@@ -68,7 +68,7 @@ end
 
 local function finish(len, wake)
   if snapshot ~= '' then redis.call('SET', snapKey, snapshot) end
-  redis.call('PUBLISH', channel, wake)
+  redis.call('SPUBLISH', channel, wake)
   return { 1, len }
 end
 

@@ -16,7 +16,7 @@
        one: no XADD of any epoch can follow the marker.
     4. PEXPIRE the generation's keys (in, buf, out, end, epoch, snap) with the retention and
        the seq hash with its idle TTL; keys that do not exist yet get theirs when written.
-    5. PUBLISH "o" on the wake channel.
+    5. SPUBLISH "o" on the wake channel.
 
   KEYS[1] seq hash  KEYS[2] epoch  KEYS[3] end  KEYS[4] output stream
   KEYS[5] input stream  KEYS[6] buffered input hash  KEYS[7] snapshot
@@ -31,7 +31,7 @@
   ARGV[9] idle TTL of the seq hash (ms)
   ARGV[10] wake channel
 
-  Commands: HMGET, GET, HSET (end), HSET (seq), XLEN, XADD, XSETID, 7 PEXPIRE, PUBLISH (15,
+  Commands: HMGET, GET, HSET (end), HSET (seq), XLEN, XADD, XSETID, 7 PEXPIRE, SPUBLISH (15,
   plus the EVALSHA).
 
   Returns
@@ -71,5 +71,5 @@ for _, k in ipairs({ inKey, bufKey, outKey, endKey, epochKey, snapKey }) do
   redis.call('PEXPIRE', k, retention)
 end
 redis.call('PEXPIRE', seqKey, seqTtl)
-redis.call('PUBLISH', channel, 'o')
+redis.call('SPUBLISH', channel, 'o')
 return { 1, frames }

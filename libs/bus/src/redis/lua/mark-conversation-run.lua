@@ -5,7 +5,7 @@
 
   Steps
     1. SET the run key with the mark's TTL.
-    2. PUBLISH "c" on the conversation's wake channel.
+    2. SPUBLISH "c" on the conversation's wake channel.
 
   KEYS[1] run mark   <prefix>:conv:{t:c}:run
   ARGV[1] run key   ARGV[2] TTL (ms)   ARGV[3] wake channel <prefix>:wake:conv:{t:c}
@@ -13,5 +13,5 @@
   Returns 1
 ]]
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('PUBLISH', ARGV[3], 'c')
+redis.call('SPUBLISH', ARGV[3], 'c')
 return 1

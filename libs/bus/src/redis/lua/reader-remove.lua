@@ -6,7 +6,7 @@
   Steps
     1. now = TIME (ms); ZREM readerId; drop members that expired before now.
     2. If the reader was present and no live member remains: SET left now (PX linger) and
-       PUBLISH "r" on the wake channel (the run's owner starts its reconnect grace without
+       SPUBLISH "r" on the wake channel (the run's owner starts its reconnect grace without
        polling).
 
   KEYS[1] readers zset   KEYS[2] left <prefix>:req:{t:r}:left
@@ -20,7 +20,7 @@ local removed = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.0f', now))
 if removed == 1 and redis.call('ZCARD', KEYS[1]) == 0 then
   redis.call('SET', KEYS[2], string.format('%.0f', now), 'PX', ARGV[2])
-  redis.call('PUBLISH', ARGV[3], 'r')
+  redis.call('SPUBLISH', ARGV[3], 'r')
   return 1
 end
 return 0
