@@ -42,8 +42,8 @@ describe.runIf(haveRedisServer)("Redis bus on a Redis Cluster (3 local nodes)", 
       const owners: Redis[] = [];
       const others: Redis[] = [];
       // CLUSTER SLOTS names the owner of each range by port.
-      const slots = (await admin.cluster("SLOTS")) as [number, number, [string, number, string]][];
-      const ownerPort = slots.find(([from, to]) => slot >= from && slot <= to)![2][1];
+      const slots = await admin.cluster("SLOTS");
+      const ownerPort = slots.find(([from, to]) => slot >= from && slot <= to)![2]![1];
       for (const node of admin.nodes("master")) (Number(node.options.port) === ownerPort ? owners : others).push(node);
       return { owner: owners[0]!, others };
     };
