@@ -238,6 +238,35 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       stop();
     });
 
+    it("keeps waking start watchers and request watchers after every request watch came and went", async () => {
+      // Every request watch of the bus removed while a start watcher remains: on a Redis bus the
+      // subscriber connection's last request channel is unsubscribed here, and its starts
+      // channel must still be heard (ioredis leaves subscriber mode when an unsubscribe reply
+      // counts 0, which Redis counts per channel kind: the channels must all be of one kind).
+      const waiting = ref();
+      const watched = ref();
+      let startWakes = 0;
+      const stopStart = bus.watchStart(waiting, () => startWakes++);
+      let firstWakes = 0;
+      const stopFirst = bus.watch(watched, () => firstWakes++);
+      await bus.appendInput(watched, 1n, bytes("x"), {});
+      await waitFor(async () => firstWakes > 0);
+      stopFirst();
+      // The unsubscribe's reply has arrived when a later watch's subscription is confirmed;
+      // let it pass either way.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const base = startWakes;
+      await bus.appendInput(waiting, 1n, bytes("y"), {});
+      await waitFor(async () => startWakes > base, 5_000, "the start watcher woken after the request watches left");
+      let outputWakes = 0;
+      const stopOutput = bus.watch(watched, () => outputWakes++);
+      const e = (await bus.claim(watched, 1)).epoch;
+      await bus.appendOutput(watched, 1, e, [bytes("a")], {});
+      await waitFor(async () => outputWakes > 0, 5_000, "a later request watch woken");
+      stopOutput();
+      stopStart();
+    });
+
     it("wakes start watchers when a generation starts, not on its output, input or end", async () => {
       const r = ref();
       const other = ref();

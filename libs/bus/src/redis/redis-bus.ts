@@ -119,6 +119,7 @@ export function createRedisBus(config: RedisBusConfig): Bus {
             channel: k.channel,
             startsChannel: starts,
             tag: k.tag,
+            startsPublish: wakeups.startsPublish,
           },
         });
         switch (r.status) {

@@ -8,11 +8,11 @@ export type AppendInputReply =
   | { status: "buffered" | "duplicate" | "input_full"; generation: number }
   | { status: "beyond_window"; generation: number; nextSeqno: bigint };
 
-export const appendInputScript: ScriptSpec<"seq" | "base", "seqno" | "payload" | "trace" | "window" | "maxInput" | "seqTtlMs" | "retentionMs" | "channel" | "startsChannel" | "tag", AppendInputReply> = {
+export const appendInputScript: ScriptSpec<"seq" | "base", "seqno" | "payload" | "trace" | "window" | "maxInput" | "seqTtlMs" | "retentionMs" | "channel" | "startsChannel" | "tag" | "startsPublish", AppendInputReply> = {
   command: "byokBusAppendInput",
   lua: lua("append-input.lua"),
   keys: ["seq", "base"],
-  args: ["seqno", "payload", "trace", "window", "maxInput", "seqTtlMs", "retentionMs", "channel", "startsChannel", "tag"],
+  args: ["seqno", "payload", "trace", "window", "maxInput", "seqTtlMs", "retentionMs", "channel", "startsChannel", "tag", "startsPublish"],
   rest: false,
   decode(reply) {
     const r = replyArray(reply, this.command);

@@ -26,8 +26,13 @@ const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l
  * on Redis Cluster a message goes to the node that owns the channel's slot (the request's hash
  * tag) instead of being broadcast to every node, and the "subscriber" is one connection per
  * master with subscribed channels (ioredis's sharded subscriber group). The bus's one starts
- * channel stays a classic channel (one message per generation start, published inside the
- * append-input script whose keys are in another slot).
+ * channel is a classic channel on a cluster only (one message per generation start, published
+ * inside the append-input script, whose keys are in another slot; ioredis keeps classic and
+ * shard subscriptions of a cluster on separate connections). On a standalone server it is a
+ * shard channel too: there one connection holds every subscription, and ioredis leaves
+ * subscriber mode as soon as an (S)UNSUBSCRIBE reply counts 0 — which Redis 7.0 counts per
+ * kind — so one classic channel beside shard channels would be dropped from subscriber mode
+ * (its messages then misread as replies) the moment the last shard channel is unsubscribed.
  *
  * Wake-ups carry nothing but a lone appended frame ("O…", decodeCarried); readers re-read
  * after the others. Two moments wake every listener of a
@@ -47,6 +52,8 @@ export interface Wakeups {
    * readers that wait for a request to appear, which may be tens of thousands per process.
    */
   listenStart(tag: string, fn: () => void): Unsubscribe;
+  /** The command the append-input script publishes a start with: PUBLISH on a cluster, else SPUBLISH. */
+  readonly startsPublish: "PUBLISH" | "SPUBLISH";
   /** Channels with local listeners (tests, metrics). */
   channels(): number;
   close(): void;
@@ -59,6 +66,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   /** Whether the starts channel was subscribed: from the first start listener on, for the life of the bus. */
   let startsWanted = false;
   let closed = false;
+  const startsSharded = !sub.isCluster;
 
   const call = (fn: Listener, carried?: CarriedOutput) => {
     try {
@@ -94,11 +102,13 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   };
   const subscribeStarts = () => {
     if (closed) return;
-    sub.subscribe(startsChannel).then(() => wakeAll(startsChannel), failed);
+    (startsSharded ? sub.ssubscribe(startsChannel) : sub.subscribe(startsChannel)).then(() => wakeAll(startsChannel), failed);
   };
 
   sub.on("smessageBuffer", (channelBytes: Buffer, message: Buffer) => {
-    const l = byChannel.get(channelBytes.toString("utf8"));
+    const channel = channelBytes.toString("utf8");
+    if (channel === startsChannel) return wakeStarts(starts.get(message.toString("utf8")));
+    const l = byChannel.get(channel);
     if (!l) return;
     // "O…": an output wake-up carrying the frame it announces.
     const carried = decodeCarried(message);
@@ -117,6 +127,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   sub.on("subscribersReady", () => subscribe([...byChannel.keys()]));
 
   return {
+    startsPublish: startsSharded ? "SPUBLISH" : "PUBLISH",
     listen(channel, kind, fn) {
       let l = byChannel.get(channel);
       const fresh = !l;

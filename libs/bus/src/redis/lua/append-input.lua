@@ -16,8 +16,12 @@
     A delivered append SPUBLISHes "i" on the wake channel (a shard channel in the request's
     slot); an append to a generation whose input was still empty (the generation starts) also
     SPUBLISHes "o" so waiting readers look again (wake-ups carry nothing, spurious ones are
-    allowed), and PUBLISHes the request's hash tag on the bus's starts channel (a classic
-    channel: it is in no request's slot), where readers waiting for the request to appear listen.
+    allowed), and publishes the request's hash tag on the bus's starts channel, where readers
+    waiting for the request to appear listen, with ARGV[11]: PUBLISH on Redis Cluster (the
+    starts channel is in no request's slot, and a script may only SPUBLISH in its own), SPUBLISH
+    on a standalone server (where one subscriber connection holds every channel, and ioredis
+    leaves subscriber mode when either kind's count reaches 0: every channel of that connection
+    must be of one kind; libs/bus/README.md "Redis Cluster").
 
   Generation keys are derived from KEYS[2] (the request's key base, same hash tag) because
   the generation number is only known inside the script; every derived key carries the same
@@ -55,6 +59,7 @@
   ARGV[8] wake channel
   ARGV[9] starts channel
   ARGV[10] the request's hash tag (the starts channel's message)
+  ARGV[11] the starts channel's publish command: PUBLISH (Redis Cluster) or SPUBLISH
 
   Returns
     {"accepted", generation, startedGeneration (0|1)}
@@ -76,6 +81,7 @@ local retention = ARGV[7]
 local channel = ARGV[8]
 local startsChannel = ARGV[9]
 local tag = ARGV[10]
+local startsPublish = ARGV[11]
 
 local function fmt(n)
   return string.format('%.0f', n)
@@ -127,7 +133,7 @@ local function wake(delivered)
   if delivered then redis.call('SPUBLISH', channel, 'i') end
   if started == 1 then
     redis.call('SPUBLISH', channel, 'o')
-    redis.call('PUBLISH', startsChannel, tag)
+    redis.call(startsPublish, startsChannel, tag)
   end
 end
 
