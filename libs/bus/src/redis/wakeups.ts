@@ -32,7 +32,8 @@ const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l
  * shard channel too: there one connection holds every subscription, and ioredis leaves
  * subscriber mode as soon as an (S)UNSUBSCRIBE reply counts 0 — which Redis 7.0 counts per
  * kind — so one classic channel beside shard channels would be dropped from subscriber mode
- * (its messages then misread as replies) the moment the last shard channel is unsubscribed.
+ * (its messages then misread as replies) the moment the last shard channel is unsubscribed
+ * (ioredis 6.0.0; redis/ioredis pull request #2196 proposes the fix).
  *
  * Wake-ups carry nothing but a lone appended frame ("O…", decodeCarried); readers re-read
  * after the others. Two moments wake every listener of a
