@@ -130,6 +130,11 @@ export interface Bus {
    * generation may have changed. Readers re-read after each call, unless it carries exactly the
    * entries they would read next (`carried`: the Redis bus sends a lone appended frame along
    * with its wake-up, so a reader that is up to date needs no read for it).
+   *
+   * Every watch (this one, watchInput, watchReaders, watchConversation) also calls `onChange`
+   * once when it is live — the Redis bus when its subscription is confirmed (at once when the
+   * channel was subscribed already), the memory bus in a microtask — so a watcher that checks
+   * in its call misses no change made after it registered, and needs no check of its own.
    */
   watch(ref: RequestRef, onChange: (carried?: CarriedOutput) => void): Unsubscribe;
 
@@ -187,8 +192,8 @@ export interface Bus {
   /**
    * Calls `onChange` (coalesced, possibly spuriously) when the last live reader of the request
    * left, so its owner need not poll readerPresence. A reader of a crashed process that merely
-   * expires sends nothing, and a wake-up can be lost in an outage: owners check once after
-   * registering and still now and then.
+   * expires sends nothing, and a wake-up can be lost in an outage: owners check when the watch
+   * is live (its first call, see watch()) and still now and then.
    */
   watchReaders(ref: RequestRef, onChange: () => void): Unsubscribe;
 
@@ -204,7 +209,7 @@ export interface Bus {
    * Calls `onChange` (coalesced, possibly spuriously) when a run marked itself the
    * conversation's current one or the conversation's shared prewarm was taken, so a run need
    * not poll conversationRun / hasPrewarm. Expiries send nothing; as with watchReaders,
-   * watchers check once after registering and still now and then.
+   * watchers check when the watch is live and still now and then.
    */
   watchConversation(tenantId: string, conversationId: string, onChange: () => void): Unsubscribe;
 

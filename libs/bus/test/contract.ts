@@ -238,6 +238,29 @@ export function busContract(name: string, factory: (opts: BusOptions) => Promise
       stop();
     });
 
+    it("calls every watch once when it is live, without any write, also on a channel already live", async () => {
+      const r = ref();
+      const conversationId = `conv-${randomUUID()}`;
+      const calls = { output: 0, input: 0, readers: 0, conversation: 0, second: 0 };
+      const stops = [
+        bus.watch(r, () => calls.output++),
+        bus.watchInput(r, () => calls.input++),
+        bus.watchReaders(r, () => calls.readers++),
+        bus.watchConversation(r.tenantId, conversationId, () => calls.conversation++),
+      ];
+      await waitFor(async () => calls.output > 0 && calls.input > 0 && calls.readers > 0 && calls.conversation > 0, 5_000, "every watch called once live");
+      // The request's channel is live now: a watch added to it is called too (no subscription
+      // to confirm this time).
+      stops.push(bus.watchInput(r, () => calls.second++));
+      await waitFor(async () => calls.second > 0, 5_000, "a watch of a live channel called");
+      // Stopped before its call: never called.
+      let stoppedEarly = 0;
+      bus.watchReaders(r, () => stoppedEarly++)();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(stoppedEarly).toBe(0);
+      for (const stop of stops) stop();
+    });
+
     it("keeps waking start watchers and request watchers after every request watch came and went", async () => {
       // Every request watch of the bus removed while a start watcher remains: on a Redis bus the
       // subscriber connection's last request channel is unsubscribed here, and its starts

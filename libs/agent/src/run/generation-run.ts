@@ -89,9 +89,8 @@ export class GenerationRun {
         const catchUp = () => {
           this.input.pump().catch((err: unknown) => ctx.log.warn({ err }, "reading new input failed; the next wake-up retries"));
         };
+        // Its first call (once live) reads what was appended since the first read, beside the loop.
         const stopInput = bus.watchInput(this.ref, catchUp);
-        // Entries appended since the first read (before the watch was registered): read beside the loop.
-        catchUp();
         const stopWatchdogs = startWatchdogs(ctx);
         const onAbort = () => ctx.queue.close();
         this.signal?.addEventListener("abort", onAbort);

@@ -99,22 +99,22 @@ export function startWatchdogs(ctx: RunContext): () => void {
 
   // Follows the conversation the run cares about; whether it changed is known after the effects
   // that mark the run or share its prewarm (they call ctx.conversationChanged).
-  const follow = (): boolean => {
+  const follow = (): void => {
     const id = watchedConversation(ctx);
-    if (id === conversation?.id) return false;
+    if (id === conversation?.id) return;
     conversation?.stop();
     conversation = id === undefined ? undefined : { id, stop: bus.watchConversation(ctx.ref.tenantId, id, conversationCheck) };
-    return id !== undefined;
   };
+  // A mark or a take between the effect and the subscription sent its wake-up to no one: a new
+  // watch calls its check once live (the Bus contract), which sees it.
   ctx.conversationChanged = () => {
-    // A mark or a take between the effect and the subscription sent its wake-up to no one.
-    if (!stopped && follow()) conversationCheck();
+    if (!stopped) follow();
   };
 
-  // Registered before the first checks, so nothing between a check and the wake-ups is missed.
+  // The first checks are the watches' own first calls, once live: nothing between a check and
+  // the wake-ups is missed.
   const stopReaders = bus.watchReaders(ctx.ref, readers);
-  if (follow()) conversationCheck();
-  readers();
+  follow();
   const poll = setInterval(() => {
     conversationCheck();
     readers();

@@ -81,10 +81,12 @@ export function createMemoryBus(opts: BusOptions): Bus {
   }, Math.min(opts.sequenceStateTtlMs, 60_000));
   sweep.unref();
 
-  const watchIn = (map: Map<string, Set<() => void>>, k: string, fn: () => void): Unsubscribe => {
+  /** `live`: call `fn` once now that the watch is live (the Bus contract of watch, watchInput, watchReaders, watchConversation). */
+  const watchIn = (map: Map<string, Set<() => void>>, k: string, fn: () => void, live = true): Unsubscribe => {
     let set = map.get(k);
     if (!set) map.set(k, (set = new Set()));
     set.add(fn);
+    if (live) queueMicrotask(() => set.has(fn) && fn());
     return () => {
       set.delete(fn);
       if (set.size === 0) map.delete(k);
@@ -175,7 +177,7 @@ export function createMemoryBus(opts: BusOptions): Bus {
     },
 
     watchStart(ref, onStart) {
-      return watchIn(startWatchers, keyOf(ref), onStart);
+      return watchIn(startWatchers, keyOf(ref), onStart, false);
     },
 
     async addReader(ref, readerId) {

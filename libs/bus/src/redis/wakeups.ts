@@ -43,6 +43,9 @@ const listenerCount = (l: ChannelListeners): number => (l.input?.size ?? 0) + (l
  * subscriber reconnects on its own and ioredis re-subscribes its channels without a reply to
  * wait for, so after its "subscribersReady" every channel is subscribed again here and woken
  * on that confirmation (the same connection answers ioredis's re-subscription first).
+ * A listener added to a channel whose subscription is already confirmed is called once in a
+ * microtask instead: every listener is called once when its watch is live (the Bus contract),
+ * so its owner needs no check of its own after registering.
  */
 export interface Wakeups {
   listen(channel: string, kind: WakeKind, fn: Listener): Unsubscribe;
@@ -68,6 +71,8 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   let startsWanted = false;
   let closed = false;
   const startsSharded = !sub.isCluster;
+  /** Channels whose subscription is confirmed on the current connection(s): a listener added to one is live at once. */
+  const live = new Set<string>();
 
   const call = (fn: Listener, carried?: CarriedOutput) => {
     try {
@@ -96,7 +101,10 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   const subscribe = (channels: string[]) => {
     if (channels.length === 0 || closed) return;
     const confirmed = (batch: string[]) => () => {
-      for (const c of batch) wakeAll(c);
+      for (const c of batch) {
+        if (byChannel.has(c)) live.add(c);
+        wakeAll(c);
+      }
     };
     if (sub.isCluster) for (const c of channels) sub.ssubscribe(c).then(confirmed([c]), failed);
     else sub.ssubscribe(...channels).then(confirmed(channels), failed);
@@ -119,13 +127,18 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
   sub.on("messageBuffer", (channelBytes: Buffer, message: Buffer) => {
     if (channelBytes.toString("utf8") === startsChannel) wakeStarts(starts.get(message.toString("utf8")));
   });
+  // A lost connection took every subscription with it: nothing is live until confirmed again.
+  sub.on("close", () => live.clear());
   // First connection and every reconnect: (re)subscribe every channel with listeners.
   sub.on("ready", () => {
     subscribe([...byChannel.keys()]);
     if (startsWanted) subscribeStarts();
   });
   // A cluster's per-master subscribers came back (ioredis re-sent their channels unconfirmed).
-  sub.on("subscribersReady", () => subscribe([...byChannel.keys()]));
+  sub.on("subscribersReady", () => {
+    live.clear();
+    subscribe([...byChannel.keys()]);
+  });
 
   return {
     startsPublish: startsSharded ? "SPUBLISH" : "PUBLISH",
@@ -138,6 +151,8 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
       const entry: Listener = (carried) => fn(carried);
       set.add(entry);
       if (fresh && sub.status === "ready") subscribe([channel]);
+      // Live already: called once now, as the confirmation calls the listeners it finds.
+      else if (live.has(channel)) queueMicrotask(() => set.has(entry) && call(entry));
       let done = false;
       const listeners = l;
       return () => {
@@ -146,6 +161,7 @@ export function createWakeups(sub: Redis, onError: (err: Error) => void, startsC
         set.delete(entry);
         if (listenerCount(listeners) > 0 || byChannel.get(channel) !== listeners) return;
         byChannel.delete(channel);
+        live.delete(channel);
         if (sub.status === "ready" && !closed) sub.sunsubscribe(channel).catch(() => undefined);
       };
     },
