@@ -47,7 +47,9 @@ let window: [number, number] | undefined;
 async function profileRun(): Promise<{ paths: string[]; what: string }> {
   const bs = await startBenchSim();
   const dir = mkdtempSync(join(tmpdir(), "byok-cpuprof-"));
-  const prof = (name: string) => (PROFILER === "perf" ? ["--perf-basic-prof"] : ["--cpu-prof", "--cpu-prof-dir", dir, "--cpu-prof-name", `${name}.cpuprofile`]);
+  // Named per process; unnamed (V8's CPU.<date>.<time>.<pid>.<thread>.<seq>) for the embedded
+  // gateway, whose store thread inherits the flags and would otherwise write the same file.
+  const prof = (name: string | undefined) => (PROFILER === "perf" ? ["--perf-basic-prof"] : ["--cpu-prof", "--cpu-prof-dir", dir, ...(name ? ["--cpu-prof-name", `${name}.cpuprofile`] : [])]);
   /** perf: records each process during the measured turns only; v8: the window filters the samples instead. */
   const measured = async <T>(procs: Record<string, Proc>, turns: () => Promise<T>): Promise<T> => {
     if (PROFILER !== "perf") return turns();
@@ -80,19 +82,25 @@ async function profileRun(): Promise<{ paths: string[]; what: string }> {
         await drop();
       }
     }
-    const gw = await spawnProc("gateway", { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, prof("gateway"));
+    const gw = await spawnProc("gateway", { ...benchGatewayEnv(bs.sim.url), GATEWAY_DATA_DIR: mkdtempSync(join(tmpdir(), "byok-bench-pglite-")) }, prof(undefined));
     await runTurns(bs, [gw.url], 20, "ttft"); // warm-up
     const from = nowUs();
     const r = await measured({ gateway: gw }, () => runTurns(bs, [gw.url], TURNS, KIND, RAMP_MS));
     window = [from, nowUs()];
     await gw.kill("SIGTERM"); // a clean exit writes the profile
-    const file = PROFILER === "perf" ? "gateway.perf.data" : readdirSync(dir).find((f) => f.endsWith(".cpuprofile"));
-    if (!file) throw new Error(`no .cpuprofile in ${dir}`);
-    return { paths: [join(dir, file)], what: `embedded, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames` };
+    const what = `embedded, ${TURNS} ${KIND} turns, ${r.ok} ok, ${r.frames} frames`;
+    if (PROFILER === "perf") return { paths: [join(dir, "gateway.perf.data")], what };
+    // The main thread (thread 0) first, then the embedded store's thread.
+    const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")).sort((a, b) => threadOf(a) - threadOf(b));
+    if (files.length === 0) throw new Error(`no .cpuprofile in ${dir}`);
+    return { paths: files.map((f) => join(dir, f)), what };
   } finally {
     await bs.sim.close();
   }
 }
+
+/** The thread id in V8's default profile name CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile. */
+const threadOf = (file: string) => Number(file.split(".")[4] ?? 0);
 
 /** Top frames and packages by self time of one profile. */
 function summarize(path: string): void {

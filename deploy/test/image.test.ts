@@ -95,12 +95,9 @@ describe("the image's entry point", () => {
 
   it("gateway: the embedded gateway starts from dist, answers /healthz, /readyz, /metrics and the healthcheck, and exits 0 on SIGTERM", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "byok-image-"));
-    const gatewaySchema = `t_image_gw_${randomUUID().slice(0, 8)}`;
     try {
-      // PostgreSQL rather than PGlite: the same compiled code, without PGlite's first-start cost.
-      const gw = tracked(
-        start(["gateway"], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", GATEWAY_DATA_DIR: join(dataDir, "pglite"), DATABASE_URL, GATEWAY_DATABASE_SCHEMA: gatewaySchema, GATEWAY_LOG_LEVEL: "warn" }),
-      );
+      // PGlite, as the image runs by default: its thread (compiled pglite-host.js) starts from dist too.
+      const gw = tracked(start(["gateway"], { GATEWAY_HOST: "127.0.0.1", GATEWAY_PORT: "0", GATEWAY_DATA_DIR: join(dataDir, "pglite"), GATEWAY_LOG_LEVEL: "warn" }));
       const url = await captured(gw, /listening on (http:\/\/\S+)/);
       expect(await get(`${url}/healthz`)).toEqual({ status: 200, body: "ok\n" });
       expect((await get(`${url}/readyz`)).status).toBe(200);
@@ -113,7 +110,6 @@ describe("the image's entry point", () => {
       expect(after.status).toBe(1);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
-      await dropSchema(gatewaySchema);
     }
   });
 

@@ -1,107 +1,153 @@
 /**
- * Embedded driver: PGlite (Postgres compiled to WASM) in this process. PGlite has a single
- * connection and runs each transaction under a mutex that also holds back standalone
- * queries, so transactions are serialised by construction.
+ * Embedded driver: PGlite (Postgres compiled to WASM), run on one thread of its own per process
+ * (pglite-host.ts) so its statements never hold up the event loop that serves streams
+ * (docs/architecture.md "The embedded store's thread"). PGlite has a single connection and runs
+ * each transaction under a mutex that also holds back standalone queries, so transactions are
+ * serialised by construction, as they were when it ran on the main thread.
  */
-import { PGlite, protocol } from "@electric-sql/pglite";
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+import type { PGlite, QueryOptions, Results, Transaction } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
 import { migrate } from "drizzle-orm/pglite/migrator";
 import { migrationConfig } from "../migrations.js";
-import { asText, statementNames, TEXT_RESULT_OIDS, type OpenedDatabase } from "./opened.js";
+import type { OpenedDatabase } from "./opened.js";
+import { crossedError, type HostReply, type HostRequest } from "./pglite-messages.js";
+
+/** A request without its id: `StoreThread.call` numbers it. */
+type Request = HostRequest extends infer R ? (R extends HostRequest ? Omit<R, "id"> : never) : never;
 
 /**
- * Date/time types as text, like drizzle's PGlite session (opened.ts `TEXT_RESULT_OIDS`), set on
- * the client rather than passed to each `query`: PGlite copies its whole parser table into every
- * query given `parsers` (~0.1 ms each, measured). drizzle's queries pass the same parsers, so
- * theirs read as before. PGlite registers array parsers after start, so an array of these comes
- * back as an array of text (no rendered read returns one).
+ * The process's embedded-store thread. One per process, started by the first `openPglite` and
+ * shared by every database it opens (a thread costs a module load and a WASM compile). It holds
+ * the process open only while a request is waiting for its reply, so a process that closed its
+ * stores (or forgot to) still exits. If the thread dies, every waiting request fails with the
+ * reason, the databases it held are gone, and the next `openPglite` starts a new thread.
  */
-const PARSERS = Object.fromEntries(TEXT_RESULT_OIDS.map((oid) => [oid, asText]));
+class StoreThread {
+  readonly #worker: Worker;
+  readonly #waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  #nextId = 1;
+  #exited: Error | undefined;
+
+  constructor() {
+    this.#worker = new Worker(hostEntry.url, { execArgv: hostEntry.execArgv, name: "byok-embedded-store" });
+    this.#worker.unref();
+    this.#worker.on("message", (reply: HostReply) => this.#settle(reply));
+    this.#worker.on("error", (e) => this.#fail(e));
+    this.#worker.on("exit", (code) => this.#fail(new Error(`the embedded database thread exited with code ${code}`)));
+  }
+
+  get alive(): boolean {
+    return this.#exited === undefined;
+  }
+
+  call(req: Request): Promise<unknown> {
+    if (this.#exited) return Promise.reject(this.#exited);
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.#waiting.size === 0) this.#worker.ref();
+      this.#waiting.set(id, { resolve, reject });
+      this.#worker.postMessage({ ...req, id } as HostRequest);
+    });
+  }
+
+  #settle(reply: HostReply): void {
+    const w = this.#waiting.get(reply.id);
+    if (!w) return;
+    this.#waiting.delete(reply.id);
+    if (this.#waiting.size === 0) this.#worker.unref();
+    if (reply.ok) w.resolve(reply.value);
+    else w.reject(crossedError(reply.error));
+  }
+
+  /** Ends the thread; what waits fails as on any exit. */
+  async stop(): Promise<void> {
+    await this.#worker.terminate();
+  }
+
+  #fail(e: Error): void {
+    this.#exited ??= e;
+    for (const w of this.#waiting.values()) w.reject(this.#exited);
+    this.#waiting.clear();
+    this.#worker.unref();
+  }
+}
+
+/**
+ * The thread's entry: the compiled pglite-host.js beside this file in the image; from the
+ * TypeScript sources (tests, `npm start`) pglite-host.ts, loaded through tsx (the thread does not
+ * inherit vitest's or tsx's module loading, only the process's flags).
+ */
+const hostEntry = ((): { url: URL; execArgv: string[] } => {
+  if (!import.meta.url.endsWith(".ts")) return { url: new URL("./pglite-host.js", import.meta.url), execArgv: process.execArgv };
+  const tsx = createRequire(import.meta.url).resolve("tsx");
+  return { url: new URL("./pglite-host.ts", import.meta.url), execArgv: [...process.execArgv, "--import", tsx] };
+})();
+
+let thread: StoreThread | undefined;
+
+function storeThread(): StoreThread {
+  if (!thread?.alive) thread = new StoreThread();
+  return thread;
+}
+
+/**
+ * Ends the process's store thread, as a crash of it would: its databases are gone, waiting
+ * requests fail, the next `openPglite` starts a new thread. For tests of exactly that.
+ */
+export async function stopStoreThread(): Promise<void> {
+  await thread?.stop();
+}
+
+/**
+ * The slice of PGlite's interface drizzle's PGlite session calls (drizzle-orm 0.45
+ * pglite/session.js: `query(text, params, { rowMode, parsers })` and `transaction(fn)`, whose
+ * `fn` gets an object with `query`). drizzle's `parsers` keep date/time types as text; the
+ * thread's client has the same parsers set (pglite-host.ts), so they stay behind.
+ */
+type DrizzleClient = Pick<PGlite, "query" | "transaction">;
+
+function drizzleClient(thread: StoreThread, db: number): DrizzleClient {
+  const query = (tx: number | undefined) =>
+    (<T>(sql: string, params: unknown[] = [], options?: QueryOptions): Promise<Results<T>> =>
+      thread.call({ op: "query", db, tx, sql, params, rowMode: options?.rowMode ?? "object" }) as Promise<Results<T>>);
+  return {
+    query: query(undefined),
+    async transaction<T>(body: (tx: Transaction) => Promise<T>): Promise<T> {
+      const tx = (await thread.call({ op: "begin", db })) as number;
+      let result: T;
+      try {
+        result = await body({ query: query(tx) } as Transaction);
+      } catch (e) {
+        await thread.call({ op: "end", db, tx, commit: false });
+        throw e;
+      }
+      await thread.call({ op: "end", db, tx, commit: true });
+      return result;
+    },
+  };
+}
 
 /** Opens (creating if needed) the database at `dataDir`, or an in-memory one, and migrates it. */
 export async function openPglite(dataDir: string | undefined): Promise<OpenedDatabase> {
-  const client = new PGlite({ ...(dataDir === undefined ? {} : { dataDir }), parsers: PARSERS });
-  const db = drizzle({ client });
+  const t = storeThread();
+  const handle = (await t.call({ op: "open", dataDir })) as number;
+  const db = drizzle({ client: drizzleClient(t, handle) as PGlite });
+  const close = async () => {
+    await t.call({ op: "close", db: handle });
+  };
   const config = migrationConfig();
   try {
     await migrate(db, config);
   } catch (e) {
-    await client.close();
+    await close();
     throw e;
   }
   return {
     db,
     migrationConfig: config,
-    query: preparedQueries(client),
-    close: () => client.close(),
+    query: (text, params) => t.call({ op: "prepared", db: handle, text, params }) as Promise<{ rows: unknown[] }>,
+    close,
   };
-}
-
-const { serialize, messages: backend } = protocol;
-
-function joined(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
-
-/**
- * `query` over named prepared statements. PGlite's own `query` parses, describes, binds,
- * describes and executes every call as five entries into the WASM module, planning the text
- * anew each time (a rendered history append ~1.3–1.9 ms of CPU, measured); prepared once per
- * text (parse + describe, for the parameter types), each call is one bind/describe/execute/sync
- * message: ~0.45 ms for the same append (docs/benchmarks.md "Prepared statements"). Parameters
- * are serialized and rows parsed exactly as PGlite's `query` does (its serializers by parameter
- * type, its parsers by column type); it runs under the same two locks, so it never lands inside
- * another caller's transaction, and syncs the data directory afterwards as `query` does.
- */
-function preparedQueries(client: PGlite): OpenedDatabase["query"] {
-  const nameOf = statementNames();
-  const prepared = new Map<string, Promise<number[]>>();
-  const prepare = (name: string, text: string): Promise<number[]> => {
-    let types = prepared.get(name);
-    if (!types) {
-      types = client
-        .execProtocol(joined([serialize.parse({ name, text, types: [] }), serialize.describe({ type: "S", name }), serialize.sync()]), { syncToFs: false })
-        .then(({ messages }) => messages.find((m) => m instanceof backend.ParameterDescriptionMessage)?.dataTypeIDs ?? []);
-      // A failed parse (a bad statement) is not cached: the next call reports it again.
-      types.catch(() => prepared.delete(name));
-      prepared.set(name, types);
-    }
-    return types;
-  };
-  return (text, params) =>
-    client._runExclusiveTransaction(() =>
-      client._runExclusiveQuery(async () => {
-        const name = nameOf(text);
-        const types = await prepare(name, text);
-        const values = params.map((v, i) => {
-          if (v === null || v === undefined) return null;
-          const serializer = client.serializers[types[i] ?? 0];
-          return serializer ? serializer(v) : String(v);
-        });
-        const { messages } = await client.execProtocol(
-          joined([serialize.bind({ statement: name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
-        );
-        let fields: InstanceType<typeof backend.RowDescriptionMessage>["fields"] = [];
-        const rows: Record<string, unknown>[] = [];
-        for (const m of messages) {
-          if (m instanceof backend.RowDescriptionMessage) fields = m.fields;
-          else if (m instanceof backend.DataRowMessage) {
-            const row: Record<string, unknown> = {};
-            m.fields.forEach((v, i) => {
-              const f = fields[i]!;
-              const parse = client.parsers[f.dataTypeID];
-              row[f.name] = v === null ? null : parse ? parse(v, f.dataTypeID) : v;
-            });
-            rows.push(row);
-          }
-        }
-        return { rows };
-      }),
-    );
 }
