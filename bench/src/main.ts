@@ -1,7 +1,7 @@
 // `npm run bench`: embedded vs distributed, side by side, on this machine. Not a test.
 //   BENCH_TURNS (200)  BENCH_IDLE_STREAMS (10000)  BENCH_TAKEOVER_TRIALS (3)  DATABASE_URL (local Postgres)
 // Distributed mode runs on a private redis-server (so INFO commandstats counts only this run)
-// and a private Postgres schema; the embedded gateway uses in-process PGlite as `npm start` does.
+// and a private Postgres schema; the embedded gateway uses PGlite (on its store thread) as `npm start` does.
 import { execSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";

@@ -1,7 +1,8 @@
 // `npm run bench:store`: the latency of each store call a turn makes, one call at a time, on
-// PGlite (the embedded gateway's store, in this process as there) and on Postgres (a private
-// schema of DATABASE_URL): what a turn's store work costs the process that runs it. In embedded
-// mode PGlite runs on the gateway's own event loop, so its milliseconds are the gateway's CPU.
+// PGlite (the embedded gateway's store, on this process's store thread as there) and on Postgres
+// (a private schema of DATABASE_URL): what a turn's store work costs the process that runs it. In
+// embedded mode PGlite runs on a thread of the gateway's process (docs/architecture.md "The
+// embedded store's thread"), so its milliseconds are still the gateway's CPU, off its event loop.
 // Per call: p50 and mean wall ms, `xClaim` (p50 over claimRun's p50 in the same run: the machine's
 // speed moves between runs, ratios within one run compare), and `cpuUs`, the mean process CPU
 // (user + system, process.cpuUsage) the call cost: for PGlite everything, for Postgres the client's share.
