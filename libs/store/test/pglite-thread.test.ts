@@ -91,6 +91,11 @@ describe("the embedded store's thread", () => {
     expect(await rows(db, "select v from thread_t where id = 20")).toEqual([{ v: "first" }]);
   });
 
+  it("refuses a parameter that cannot cross the thread, and keeps serving", async () => {
+    await expect(db.query("select $1::text as v", [() => "a function"])).rejects.toThrow(/could not be cloned/);
+    expect(await rows(db, "select $1::text as v", ["plain"])).toEqual([{ v: "plain" }]);
+  });
+
   it("passes bytea and jsonb both ways", async () => {
     await db.query("create table thread_b (b bytea, j jsonb)", []);
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
@@ -119,6 +124,8 @@ describe("the store thread's life", () => {
     const driver = fileURLToPath(new URL("../src/drivers/pglite.ts", import.meta.url));
     const script = `const { openPglite } = await import(${JSON.stringify(driver)});
 const db = await openPglite(undefined);
+// A call refused before it reached the thread holds nothing open either.
+await db.query("select $1::text", [() => 0]).catch(() => undefined);
 const { rows } = await db.query("select 41 + 1 as answer", []);
 console.log(JSON.stringify(rows));`;
     const dir = mkdtempSync(join(tmpdir(), "byok-thread-exit-"));
@@ -127,7 +134,9 @@ console.log(JSON.stringify(rows));`;
     const child = spawn(process.execPath, ["--import", "tsx", file], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    const kill = setTimeout(() => child.kill("SIGKILL"), 30_000);
     const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    clearTimeout(kill);
     expect(code).toBe(0);
     rmSync(dir, { recursive: true, force: true });
     expect(out.trim()).toBe('[{"answer":42}]');

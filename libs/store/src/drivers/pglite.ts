@@ -48,7 +48,14 @@ class StoreThread {
     return new Promise((resolve, reject) => {
       if (this.#waiting.size === 0) this.#worker.ref();
       this.#waiting.set(id, { resolve, reject });
-      this.#worker.postMessage({ ...req, id } as HostRequest);
+      try {
+        this.#worker.postMessage({ ...req, id } as HostRequest);
+      } catch (e) {
+        // A parameter that cannot be cloned (DataCloneError): this call fails, the thread serves on.
+        this.#waiting.delete(id);
+        if (this.#waiting.size === 0) this.#worker.unref();
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
     });
   }
 
@@ -120,7 +127,8 @@ function drizzleClient(thread: StoreThread, db: number): DrizzleClient {
       try {
         result = await body({ query: query(tx) } as Transaction);
       } catch (e) {
-        await thread.call({ op: "end", db, tx, commit: false });
+        // The body's error is the one to report, even when the rollback fails too (the thread died).
+        await thread.call({ op: "end", db, tx, commit: false }).catch(() => undefined);
         throw e;
       }
       await thread.call({ op: "end", db, tx, commit: true });
