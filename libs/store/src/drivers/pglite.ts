@@ -14,8 +14,9 @@ import { migrationConfig } from "../migrations.js";
 import type { OpenedDatabase } from "./opened.js";
 import { crossedError, type HostReply, type HostRequest } from "./pglite-messages.js";
 
-/** A request without its id: `StoreThread.call` numbers it. */
-type Request = HostRequest extends infer R ? (R extends HostRequest ? Omit<R, "id"> : never) : never;
+/** Each kind of request without its id: `StoreThread.call` numbers it. */
+type WithoutId<T> = T extends unknown ? Omit<T, "id"> : never;
+type Request = WithoutId<HostRequest>;
 
 /**
  * The process's embedded-store thread. One per process, started by the first `openPglite` and
