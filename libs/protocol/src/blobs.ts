@@ -33,6 +33,25 @@ function blob(data: Uint8Array): Blob {
   return { id: blobId(data), data };
 }
 
+const stepBlobs = new WeakMap<ConversationStep["message"], Blob>();
+
+/**
+ * A turn step's serialized ConversationStep and blob id, computed once per step. A run's steps
+ * only grow, each step object is never changed once in the run state (the machine builds new
+ * ones), and every checkpoint and snapshot of the turn carries all of them: serializing and
+ * hashing them anew each time made a turn's checkpoints and snapshots quadratic in its length
+ * (docs/benchmarks.md "Steps serialized once"). Held as long as the step object is; callers
+ * must not write into `data`.
+ */
+export function stepBlob(message: ConversationStep["message"]): Blob {
+  let b = stepBlobs.get(message);
+  if (b === undefined) {
+    b = blob(toBinary(ConversationStepSchema, create(ConversationStepSchema, { message })));
+    stepBlobs.set(message, b);
+  }
+  return b;
+}
+
 /**
  * Blobs of one agent turn: the UserMessage, each ConversationStep, and the
  * AgentConversationTurnStructure referencing them by id.
@@ -45,7 +64,7 @@ export function buildTurnBlobs(turn: {
   steps: ConversationStep["message"][];
 }): TurnBlobs {
   const user = blob(toBinary(UserMessageSchema, create(UserMessageSchema, { text: turn.userText, messageId: turn.messageId, mode: turn.mode })));
-  const steps = turn.steps.map((message) => blob(toBinary(ConversationStepSchema, create(ConversationStepSchema, { message }))));
+  const steps = turn.steps.map(stepBlob);
   const t = blob(
     toBinary(
       ConversationTurnStructureSchema,

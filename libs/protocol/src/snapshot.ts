@@ -2,6 +2,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ConversationStateStructureSchema, ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
 import type { ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import type { EndDecision } from "./errors.js";
+import { stepBlob } from "./blobs.js";
 import { openGate, restoreGate, snapshotGate, type GateSnapshot } from "./gate.js";
 import type { RunStart } from "./run-request.js";
 import type { Bridge, PendingTool, Phase, RunPolicy, RunState, ToolLoop } from "./run-types.js";
@@ -58,7 +59,7 @@ export interface RunStateSnapshot {
   storedBase: string | undefined;
 }
 
-const b64 = (b: Uint8Array) => Buffer.from(b).toString("base64");
+const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
 const unb64 = (s: string) => new Uint8Array(Buffer.from(s, "base64"));
 
 export function snapshotRunState(s: RunState): RunStateSnapshot {
@@ -67,7 +68,8 @@ export function snapshotRunState(s: RunState): RunStateSnapshot {
     phase: s.phase,
     modelCalls: s.modelCalls,
     attempt: s.attempt,
-    steps: s.steps.map((m) => b64(toBinary(ConversationStepSchema, { $typeName: "agent.v1.ConversationStep", message: m }))),
+    // Serialized once per step (blobs.ts `stepBlob`); only the base64 is per snapshot.
+    steps: s.steps.map((m) => b64(stepBlob(m).data)),
     usage: s.usage,
     current: c && {
       modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
