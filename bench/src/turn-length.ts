@@ -1,10 +1,12 @@
 // `npm run bench:turn-length`: what one checkpoint and one takeover snapshot of a turn cost the
 // worker as the turn grows. Every checkpoint carries the turn's blobs (buildTurnBlobs: each step
-// serialized and hashed) and every snapshot its steps (snapshotRunState, then JSON as the engine
-// saves it, libs/agent/src/snapshot.ts); an agent turn makes one of each per tool call, so a cost
+// serialized and hashed) and every snapshot its steps (snapshotRunState, then encodeSnapshot as the
+// engine saves it, libs/agent/src/snapshot.ts); an agent turn makes one of each per tool call, so a cost
 // that grows with the turn makes the turn quadratic. Steps here are assistant messages of
-// BENCH_STEP_BYTES each (a stand-in for tool results of that size). Pure CPU, one process. Not a test.
+// BENCH_STEP_BYTES each (a stand-in for tool results of that size). Pure CPU, one process; the
+// snapshot row also gives the saved snapshot's size. Not a test.
 //   BENCH_STEPS (10,30,100)  BENCH_STEP_BYTES (20000)  BENCH_ROUNDS (200)
+import { encodeSnapshot } from "@byok/agent";
 import { buildTurnBlobs, initialRunState, snapshotRunState, type RunState } from "@byok/protocol";
 import { AgentMode } from "@byok/wire";
 import { round } from "./stats.js";
@@ -30,11 +32,13 @@ const rows = STEPS.map((n) => {
   }));
   const state: RunState = { ...initialRunState("bench-request", 1), steps };
   const turn = { requestId: "bench-request", userText: "bench", messageId: "bench-message", mode: AgentMode.AGENT, steps: [...steps] };
+  const snapshot = () => encodeSnapshot({ v: 2, inputIndex: 1, runRequestIndex: 0, outputFrames: n, retries: { connect: 0, stream: 0 }, targetIndex: 0, state: snapshotRunState(state) });
   return {
     steps: n,
     stepBytes: STEP_BYTES,
     checkpointBlobsMs: msPerCall(() => buildTurnBlobs(turn)),
-    snapshotMs: msPerCall(() => new TextEncoder().encode(JSON.stringify(snapshotRunState(state)))),
+    snapshotMs: msPerCall(snapshot),
+    snapshotBytes: snapshot().byteLength,
   };
 });
 console.log(JSON.stringify({ node: process.version, rounds: ROUNDS, rows }, null, 2));

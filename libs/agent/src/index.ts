@@ -8,3 +8,4 @@ export {
 } from "./metering.js";
 export { createHttpSearchBackend } from "./web-search.js";
 export { providerCallTelemetry, type ProviderCallTelemetry, type ModelCallTelemetry } from "./run/telemetry.js";
+export { decodeSnapshot, encodeSnapshot, type RunSnapshot } from "./snapshot.js";

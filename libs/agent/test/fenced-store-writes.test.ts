@@ -7,11 +7,12 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@byok/bus";
-import { isCallingModel, type Phase } from "@byok/protocol";
+import { isCallingModel } from "@byok/protocol";
 import type { Store } from "@byok/store";
 import { createMetrics } from "@byok/telemetry";
 import { metricSum, parsePrometheus, runRequestMessage, type Simulator } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
+import { decodeSnapshot } from "../src/snapshot.js";
 import { ackKv, startEngineWorld, testEngine, type EngineWorld } from "./engine-fixture.js";
 
 describe("store writes of a fenced-out owner", () => {
@@ -41,7 +42,7 @@ describe("store writes of a fenced-out owner", () => {
     // A snapshot is saved on its own or carried by a batch's append: both are held the same way.
     const holdAfter = async (snapshot: Uint8Array | undefined) => {
       if (!snapshot) return;
-      const snap = JSON.parse(new TextDecoder().decode(snapshot)) as { state: { phase: Phase } };
+      const snap = decodeSnapshot(snapshot)!;
       if (isCallingModel(snap.state)) await resumed;
     };
     const pausedBus: Bus = {

@@ -10,6 +10,7 @@ import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema, AgentServerMessageSchema } from "@byok/wire";
 import { UNMETERED, type RunMeter } from "../src/index.js";
 import { EventQueue } from "../src/event-queue.js";
+import { decodeSnapshot } from "../src/snapshot.js";
 import { ackKv, describeFrame, suiteBus, suiteWorld, testEngine } from "./engine-fixture.js";
 
 type Step =
@@ -17,8 +18,7 @@ type Step =
   | { kind: "append"; frames: string[]; meterTicket: unknown; carried: boolean }
   | { kind: "provider"; event: string };
 
-const ticketOf = (snapshot: Uint8Array | undefined): unknown =>
-  snapshot ? (JSON.parse(new TextDecoder().decode(snapshot)) as { meterTicket?: unknown }).meterTicket : undefined;
+const ticketOf = (snapshot: Uint8Array | undefined): unknown => decodeSnapshot(snapshot)?.meterTicket;
 
 describe.each(["memory", "redis"] as const)("the snapshot around a pass (%s bus)", (busKind) => {
   const world = suiteWorld();

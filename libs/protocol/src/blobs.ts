@@ -40,7 +40,7 @@ const stepBlobs = new WeakMap<ConversationStep["message"], Blob>();
  * only grow, each step object is never changed once in the run state (the machine builds new
  * ones), and every checkpoint and snapshot of the turn carries all of them: serializing and
  * hashing them anew each time made a turn's checkpoints and snapshots quadratic in its length
- * (docs/benchmarks.md "Steps serialized once"). Held as long as the step object is; callers
+ * (docs/benchmarks.md "Steps serialized once, saved as bytes"). Held as long as the step object is; callers
  * must not write into `data`.
  */
 export function stepBlob(message: ConversationStep["message"]): Blob {

@@ -11,17 +11,18 @@ import { startShell, planToolCall, type EditState } from "./tools/index.js";
 import { toolContextOf } from "./tool-loop.js";
 
 /**
- * The durable, JSON-safe form of a live run's state (docs/architecture.md property 5): what a new
- * owner needs after a takeover. Protobuf values travel as base64 binary. The run request is
- * not copied (the engine re-reads it from input). The output gate is, with the output it holds
- * behind checkpoints (never appended, so only the snapshot has it).
+ * The durable form of a live run's state (docs/architecture.md property 5): what a new owner
+ * needs after a takeover. JSON-safe except `steps`, which the engine saves as bytes beside its
+ * JSON (libs/agent/src/snapshot.ts); other protobuf values travel as base64 binary. The run
+ * request is not copied (the engine re-reads it from input). The output gate is, with the
+ * output it holds behind checkpoints (never appended, so only the snapshot has it).
  */
 export interface RunStateSnapshot {
   phase: Phase;
   modelCalls: number;
   attempt: number;
-  /** ConversationStep bytes, base64. */
-  steps: string[];
+  /** ConversationStep bytes, one per step: the turn's bulk, kept out of JSON (no base64 or escaping scan per save). */
+  steps: Uint8Array[];
   usage: Usage;
   current:
     | {
@@ -68,8 +69,8 @@ export function snapshotRunState(s: RunState): RunStateSnapshot {
     phase: s.phase,
     modelCalls: s.modelCalls,
     attempt: s.attempt,
-    // Serialized once per step (blobs.ts `stepBlob`); only the base64 is per snapshot.
-    steps: s.steps.map((m) => b64(stepBlob(m).data)),
+    // Serialized once per step (blobs.ts `stepBlob`), shared, not copied.
+    steps: s.steps.map((m) => stepBlob(m).data),
     usage: s.usage,
     current: c && {
       modelCallId: c.modelCallId, text: c.text, thinkingText: c.thinkingText, thinkingMs: c.thinkingMs,
@@ -113,7 +114,7 @@ export function restoreRunState(requestId: string, generation: number, policy: R
     contextWindow: snap.contextWindow,
     modelCalls: snap.modelCalls,
     attempt: snap.attempt,
-    steps: snap.steps.map((x) => fromBinary(ConversationStepSchema, unb64(x)).message as ConversationStep["message"]),
+    steps: snap.steps.map((x) => fromBinary(ConversationStepSchema, x).message as ConversationStep["message"]),
     usage: snap.usage,
     current: snap.current ? { ...snap.current, thinkingSince: undefined, completed: undefined } : undefined,
     gate: snap.gate ? restoreGate(snap.gate) : legacyGate(snap),

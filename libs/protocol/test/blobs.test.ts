@@ -40,7 +40,8 @@ describe("turn blobs", () => {
   it("round-trips the steps through a takeover snapshot", () => {
     const steps = [assistant("one"), assistant("two")];
     const state: RunState = { ...initialRunState("r-1", 1), steps };
-    const snap = JSON.parse(JSON.stringify(snapshotRunState(state))) as ReturnType<typeof snapshotRunState>;
+    const fresh = snapshotRunState(state);
+    const snap = { ...(JSON.parse(JSON.stringify({ ...fresh, steps: [] })) as typeof fresh), steps: fresh.steps.map((b) => b.slice()) };
     const restored = restoreRunState("r-1", 2, DEFAULT_RUN_POLICY, snap, undefined);
     expect(restored.steps).toEqual(steps);
     // Restored steps are new objects: their blobs are computed anew and come out the same.

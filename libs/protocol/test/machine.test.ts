@@ -3,11 +3,14 @@ import { describe, expect, it } from "vitest";
 import {
   AgentClientMessageSchema, AgentMode, ConversationTurnStructureSchema, ErrorDetails_Error, type AgentServerMessage,
 } from "@byok/wire";
-import type { Usage } from "../src/index.js";
+import type { RunStateSnapshot, Usage } from "../src/index.js";
 import {
   classifyClientMessage, decodeClientMessage, initialRunState, isCallingModel, NOTICE, isFinishing, isInTurn, isRunningTools, step,
   type Effect, type RunEvent, type RunState, type Transition,
 } from "../src/index.js";
+
+/** A snapshot as a new owner reads it: JSON-safe fields through JSON, the steps as copied bytes (the engine saves them beside the JSON). */
+const saved = (s: RunStateSnapshot): RunStateSnapshot => ({ ...(JSON.parse(JSON.stringify({ ...s, steps: [] })) as RunStateSnapshot), steps: s.steps.map((b) => b.slice()) });
 
 const usage: Usage = { inputTokens: 10, outputTokens: 5, cacheReadTokens: 2, cacheWriteTokens: 0, reasoningTokens: 1, estimated: false };
 
@@ -229,7 +232,7 @@ describe("takeover while waiting on tools", () => {
     ]);
     expect(state.phase).toBe("tools");
     // JSON round trip, as the bus stores it.
-    const snap = JSON.parse(JSON.stringify(snapshotRunState(state)));
+    const snap = saved(snapshotRunState(state));
     const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, snap, state.run);
     expect(restored.tools?.calls[0]?.bridge).toEqual(state.tools?.calls[0]?.bridge);
     const r = step(restored, { type: "resume" });
@@ -254,7 +257,7 @@ describe("takeover while waiting on tools", () => {
     expect(state.phase).toBe("tools");
     expect(emitted(effects).map(describeFrame)).not.toContain("execServerMessage");
     // The owner dies before its acknowledgement waits run out; the next one restores the run.
-    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, saved(snapshotRunState(state)), state.run);
     const r = step(restored, { type: "resume" });
     const waits = r.effects.filter((e) => e.type === "kv_wait");
     expect(waits.length).toBeGreaterThan(0);
@@ -274,7 +277,7 @@ describe("takeover while waiting on tools", () => {
     const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
     const { state, effects } = run([runRequestEvent("x"), { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 }], { ackKv: false });
     expect(state.phase).toBe("finishing");
-    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, saved(snapshotRunState(state)), state.run);
     const r = step(restored, { type: "resume" });
     expect(r.state.phase).toBe("finishing");
     expect(r.effects.filter((e) => e.type === "kv_wait").length).toBeGreaterThan(0);
@@ -297,7 +300,7 @@ describe("takeover while waiting on tools", () => {
   it("re-runs a cut pass whose output the client saw after the takeover notice", async () => {
     const { snapshotRunState, restoreRunState, DEFAULT_RUN_POLICY } = await import("../src/index.js");
     const { state } = run([runRequestEvent("x"), { type: "model", event: { type: "text_delta", itemId: "t", text: "cut" }, nowMs: 1 }]);
-    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, JSON.parse(JSON.stringify(snapshotRunState(state))), state.run);
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, saved(snapshotRunState(state)), state.run);
     const r = step(restored, { type: "resume" });
     const texts = emitted(r.effects).flatMap((f) => (f.message.case === "interactionUpdate" && f.message.value.message.case === "textDelta" ? [f.message.value.message.value] : []));
     expect(texts).toMatchObject([{ text: NOTICE.takenOver, isServerNotice: true }]);

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create } from "@bufbuild/protobuf";
+import { decodeSnapshot, type RunSnapshot } from "@byok/agent";
 import { requestKeys } from "@byok/bus";
 import { createCursorClient, runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema, type AgentServerMessage, type ExecServerMessage } from "@byok/wire";
@@ -12,12 +13,6 @@ import { decodeFrames, describeFrame, encodeFrames, jobOwner, xrangeFrames } fro
 import { logRecords, startTestCluster, TEST_MODEL, waitFor, type ServiceProcess, type TestCluster } from "./process-harness.js";
 
 /** The part of the run snapshot (`g<N>:snap`, JSON) this test looks at. */
-interface SnapshotView {
-  inputIndex: number;
-  outputFrames: number;
-  state: { phase: string; tools?: { calls: { call: { id: string; name: string }; bridge?: { kind: string; id: number; execId?: string }; done: boolean }[] } };
-}
-
 function readResult(id: number, execId: string) {
   return create(AgentClientMessageSchema, {
     message: {
@@ -61,7 +56,7 @@ describe("exec result during a takeover (real processes)", () => {
     const execs: ExecServerMessage[] = [];
     let killed: ServiceProcess | undefined;
     let survivor: ServiceProcess | undefined;
-    let snapAtKill: SnapshotView | undefined;
+    let snapAtKill: RunSnapshot | undefined;
     let framesAtKill = 0;
     let resultAppend: Awaited<ReturnType<typeof reader.append>> | undefined;
     let seen = 0;
@@ -82,8 +77,7 @@ describe("exec result during a takeover (real processes)", () => {
         // snapshot that counts it; the snapshot is saved right after that append).
         snapAtKill = await waitFor(
           async () => {
-            const raw = await c.redis.get(keys.snapshot);
-            const s = raw ? (JSON.parse(raw) as SnapshotView) : undefined;
+            const s = decodeSnapshot((await c.redis.getBuffer(keys.snapshot)) ?? undefined);
             return s && s.state.phase === "tools" && s.outputFrames >= seen ? s : undefined;
           },
           10_000,
