@@ -3,7 +3,7 @@
 // budgets, run-start rate limits, client credentials, ghost mode and retention.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { createRunEngine } from "@byok/agent";
+import { createRunEngine, decodeSnapshot } from "@byok/agent";
 import { retryPolicy } from "@byok/protocol";
 import { createProviderAdapter } from "@byok/providers";
 import { createLogger } from "@byok/telemetry";
@@ -218,11 +218,8 @@ describe("tenancy through the embedded gateway", () => {
     const first = new AbortController();
     const run1 = engine(true).runGeneration(ref, 1, first.signal);
     await waitFor(async () => (await h.gw.bus.readOutput(ref, 1, 0, 100)).entries.length > 0 && h.sim.requests.length > 0);
-    // The owner's reservation travels in its snapshot (JSON) for the next owner to settle.
-    const snapshotTicket = async () => {
-      const bytes = await h.gw.bus.loadSnapshot(ref, 1);
-      return bytes && (JSON.parse(new TextDecoder().decode(bytes)) as { meterTicket?: { reservation: Reservation } }).meterTicket;
-    };
+    // The owner's reservation travels in its snapshot for the next owner to settle.
+    const snapshotTicket = async () => decodeSnapshot(await h.gw.bus.loadSnapshot(ref, 1))?.meterTicket as { reservation: Reservation } | undefined;
     const cut = (await waitFor(snapshotTicket, 20_000, "the attempt's ticket in the snapshot")).reservation;
     expect(cut).toMatchObject({ tenantId: "takeover" });
     first.abort();
