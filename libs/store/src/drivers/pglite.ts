@@ -6,6 +6,7 @@
  * serialised by construction, as they were when it ran on the main thread.
  */
 import { createRequire } from "node:module";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { PGlite, QueryOptions, Results, Transaction } from "@electric-sql/pglite";
 import { drizzle } from "drizzle-orm/pglite";
@@ -32,7 +33,7 @@ class StoreThread {
   #exited: Error | undefined;
 
   constructor() {
-    this.#worker = new Worker(hostEntry.url, { execArgv: hostEntry.execArgv, name: "byok-embedded-store" });
+    this.#worker = new Worker(hostEntry.entry, { eval: hostEntry.eval, name: "byok-embedded-store" });
     this.#worker.unref();
     this.#worker.on("message", (reply: HostReply) => this.#settle(reply));
     this.#worker.on("error", (e) => this.#fail(e));
@@ -84,13 +85,16 @@ class StoreThread {
 
 /**
  * The thread's entry: the compiled pglite-host.js beside this file in the image; from the
- * TypeScript sources (tests, `npm start`) pglite-host.ts, loaded through tsx (the thread does not
- * inherit vitest's or tsx's module loading, only the process's flags).
+ * TypeScript sources (tests, `npm start`) pglite-host.ts behind tsx's loader, registered by a
+ * one-line bootstrap (the thread does not inherit vitest's or tsx's module loading). The thread
+ * inherits the process's flags: passing `execArgv` instead would refuse flags a thread may not
+ * take (`--perf-basic-prof`, heap limits) and drop profiling ones (`--cpu-prof`).
  */
-const hostEntry = ((): { url: URL; execArgv: string[] } => {
-  if (!import.meta.url.endsWith(".ts")) return { url: new URL("./pglite-host.js", import.meta.url), execArgv: process.execArgv };
-  const tsx = createRequire(import.meta.url).resolve("tsx");
-  return { url: new URL("./pglite-host.ts", import.meta.url), execArgv: [...process.execArgv, "--import", tsx] };
+const hostEntry = ((): { entry: URL | string; eval: boolean } => {
+  if (!import.meta.url.endsWith(".ts")) return { entry: new URL("./pglite-host.js", import.meta.url), eval: false };
+  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm/api")).href;
+  const host = new URL("./pglite-host.ts", import.meta.url).href;
+  return { entry: `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(host)}); });`, eval: true };
 })();
 
 let thread: StoreThread | undefined;
