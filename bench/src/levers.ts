@@ -3,12 +3,12 @@
 // of one change at a time on a shared machine: Redis commands per delivered frame / provider delta
 // / turn (by command, script-internal calls included), store statements per turn (by statement),
 // gateway CPU-ms per provider delta, and optionally kill -9 takeover trials. Not a test.
-//   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_KIND (ttft: paced; tput: bursts)  BENCH_RAMP_MS (2500)
+//   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_KIND (ttft: paced; tput: bursts; fixed: one delta)  BENCH_RAMP_MS (2500)
 //   BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
 import { loadavg } from "node:os";
 import { Redis } from "ioredis";
 import { startPgCounter } from "./pg-count.js";
-import { benchGatewayEnv, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
+import { benchGatewayEnv, benchKind, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
 import { cpuSeconds, cpuTimes, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
@@ -16,7 +16,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 200);
 const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const TRIALS = Number(process.env.BENCH_TAKEOVER_TRIALS ?? 0);
 /** `ttft` (paced, ~1 delta per frame) or `tput` (bursts, many deltas per frame): the two split a turn's CPU into fixed and per-frame. */
-const KIND = process.env.BENCH_KIND === "tput" ? "tput" : "ttft";
+const KIND = benchKind(process.env.BENCH_KIND);
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const log = (s: string) => process.stderr.write(`[bench:levers] ${s}\n`);
 
@@ -36,7 +36,7 @@ try {
   const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
   const load0 = loadavg()[0]!;
   const [r0, s0, c0, k0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system)];
-  log(`${TURNS} ${KIND === "ttft" ? "paced" : "burst"} turns`);
+  log(`${TURNS} ${KIND === "ttft" ? "paced" : KIND === "tput" ? "burst" : "one-delta"} turns`);
   // BENCH_TURNS=0: takeover trials only.
   const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
   // Let the runs' last writes (ledger settlement, end) land before counting.

@@ -1,5 +1,5 @@
 // `npm run bench:profile`: the embedded gateway under `node --cpu-prof` while it serves the
-// paced TTFT scenario (BENCH_TURNS concurrent turns; BENCH_KIND=tput: the burst one), then the profile's top frames by self time
+// paced TTFT scenario (BENCH_TURNS concurrent turns; BENCH_KIND=tput: the burst one, fixed: one-delta turns, all fixed cost), then the profile's top frames by self time
 // and the same grouped by package. BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
 // (private redis-server, private Postgres schema) instead, one summary per process. The raw
 // .cpuprofile files stay in the printed directory (open them in Chrome DevTools or speedscope for
@@ -12,7 +12,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchGatewayEnv, runTurns, startBenchSim } from "./scenarios.js";
+import { benchGatewayEnv, benchKind, runTurns, startBenchSim } from "./scenarios.js";
 import { distributedSetup, spawnProc, startRedis, type Proc } from "./services.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -20,7 +20,7 @@ const RAMP_MS = Number(process.env.BENCH_RAMP_MS ?? 2_500);
 const TOP = Number(process.env.BENCH_PROFILE_TOP ?? 25);
 const MODE = process.env.BENCH_PROFILE_MODE ?? "embedded";
 /** `ttft` (paced) or `tput` (bursts: a turn's fixed cost stands out). */
-const KIND = process.env.BENCH_KIND === "tput" ? "tput" : "ttft";
+const KIND = benchKind(process.env.BENCH_KIND);
 const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 /** `v8` (--cpu-prof, wall-clock samples) or `perf` (Linux perf, on-CPU samples). */
 const PROFILER = process.env.BENCH_PROFILER === "perf" ? "perf" : "v8";

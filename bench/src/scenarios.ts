@@ -17,7 +17,17 @@ export const SCRIPTS: Record<string, SimScript> = {
   ttft: { text: Array.from({ length: 60 }, (_, i) => `t${i} `), chunkDelayMs: 50, usage: { inputTokens: 10, outputTokens: 60 } },
   tput: { text: Array.from({ length: 200 }, (_, i) => `x${i} `), usage: { inputTokens: 10, outputTokens: 200 } },
   slow: { text: Array.from({ length: 150 }, (_, i) => `s${i} `), chunkDelayMs: 100, usage: { inputTokens: 10, outputTokens: 150 } },
+  /** One delta: a turn that is all fixed cost (run start, pass, end), for profiles of exactly that. */
+  fixed: { text: ["ok"], usage: { inputTokens: 10, outputTokens: 1 } },
 };
+
+/** The kinds of turn the load scenarios drive (SCRIPTS' keys but `slow`, which takeover trials use). */
+export type TurnKind = "ttft" | "tput" | "fixed";
+
+/** BENCH_KIND as a turn kind: `tput` (bursts), `fixed` (one delta), otherwise `ttft` (paced). */
+export function benchKind(value: string | undefined): TurnKind {
+  return value === "tput" || value === "fixed" ? value : "ttft";
+}
 
 export interface BenchSim {
   sim: Simulator;
@@ -29,7 +39,7 @@ export async function startBenchSim(): Promise<BenchSim> {
   const answeredAt = new Map<string, number>();
   const sim = await startSimulator({
     defaultScript: (req) => {
-      const m = /bench-(ttft|tput|slow)-[0-9a-f-]{36}/.exec(req.rawBody);
+      const m = /bench-(ttft|tput|slow|fixed)-[0-9a-f-]{36}/.exec(req.rawBody);
       if (!m) return { text: "?" };
       // A second request for the same prompt is the re-run after a takeover: answer it briefly.
       if (answeredAt.has(m[0])) return { text: ["resumed ", "after ", "takeover"] };
@@ -89,7 +99,7 @@ interface TurnOutcome {
  * 50 ms apart (3 s each, so with a 3 s ramp all of them stream at once), TTFT overhead measured;
  * kind `tput`: 200 deltas as fast as the simulator writes them, all started at once, frames/s.
  */
-export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: "ttft" | "tput", rampMs = 0, authToken?: string): Promise<TurnsResult> {
+export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: TurnKind, rampMs = 0, authToken?: string): Promise<TurnsResult> {
   // node:http, not fetch: undici's pool is slow with thousands of connections (transport.ts).
   const transport = nodeHttpTransport();
   const clients = urls.map((u) => createCursorClient({ baseUrl: u, transport, ...(authToken ? { authToken } : {}) }));
@@ -116,7 +126,7 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
  * simulator and reads its SSE. TTFT overhead = first text event at the client − the
  * simulator's first text frame; frames = SSE events delivered.
  */
-export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: "ttft" | "tput", rampMs = 0): Promise<TurnsResult> {
+export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, kind: TurnKind, rampMs = 0): Promise<TurnsResult> {
   const relayPost = nodeHttpTransport();
   return driveTurns(bs, count, kind, rampMs, async (_, tag) => {
     let first: number | undefined;
@@ -151,7 +161,7 @@ export async function relayTurns(bs: BenchSim, relayUrl: string, count: number, 
 
 /** `count` turns started evenly over `rampMs`, each driven by `one`; TTFT overhead against the simulator's clock. */
 async function driveTurns(
-  bs: BenchSim, count: number, kind: "ttft" | "tput", rampMs: number,
+  bs: BenchSim, count: number, kind: TurnKind, rampMs: number,
   one: (i: number, tag: string) => Promise<TurnOutcome>,
 ): Promise<TurnsResult> {
   const firstTextDelay = SCRIPTS[kind]!.chunkDelayMs ?? 0; // the role frame comes first, the first text one delay later

@@ -30,11 +30,13 @@ describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run 
     const msg = runRequestMessage({ text: `the user's question (${mode})`, conversationId, modelId: "m" });
     await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
     const stopAcks = ackKv(bus, ref);
+    let cutText = "";
     try {
       const first = new AbortController();
       const firstRun = engine().runGeneration(ref, 1, first.signal);
+      // Two text frames out: the second streamed after the pass's last snapshot (its first output).
       await waitFor(async () =>
-        (await bus.readOutput(ref, 1, 0, 100)).entries.some((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:")),
+        (await bus.readOutput(ref, 1, 0, 100)).entries.filter((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:")).length >= 2,
       );
       first.abort(); // the first owner stops mid-stream, as a killed worker would
       await firstRun;
@@ -45,6 +47,7 @@ describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run 
       const frames = out.entries.map((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)));
       expect(frames.some((f) => f.startsWith("notice:"))).toBe(true);
       expect(frames).toContain("text:re-run");
+      cutText = frames.slice(0, frames.findIndex((f) => f.startsWith("notice:"))).filter((f) => f.startsWith("text:")).map((f) => f.slice(5)).join(" ");
     } finally {
       stopAcks();
     }
@@ -57,6 +60,9 @@ describe.each(["memory", "redis"] as const)("takeover keeps the prompt of a run 
     const conversation = await world.store.getConversation("t", conversationId);
     if (mode === "store") {
       expect(history.map((h) => h.kind)).toEqual(["user", "assistant", "assistant"]);
+      // The cut attempt's entry holds all the text the client was sent, read back from the output.
+      expect(cutText).toMatch(/^cut-a cut-b/);
+      expect((history[1]!.body as { text: string }).text.trim()).toBe(cutText);
       expect(conversation).toBeDefined();
     } else {
       expect(history).toEqual([]);

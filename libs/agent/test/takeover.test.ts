@@ -39,9 +39,10 @@ describe("takeover of a live run", () => {
 
     const first = new AbortController();
     const firstRun = engine().runGeneration(ref, 1, first.signal);
+    // Two text frames out: the second streamed after the pass's last snapshot (its first output).
     await waitFor(async () => {
       const out = await bus.readOutput(ref, 1, 0, 100);
-      return out.entries.some((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:"));
+      return out.entries.filter((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("text:")).length >= 2;
     });
     first.abort(); // the first owner stops mid-stream (its provider stream is cut)
     await firstRun;
@@ -66,6 +67,15 @@ describe("takeover of a live run", () => {
     // History: the cut partial answer is kept, marked interrupted, and left out of the re-run's prompt.
     const history = await store.listHistory("t", "c-takeover");
     expect(history.map((h) => [h.kind, h.interrupted])).toEqual([["user", false], ["assistant", true], ["assistant", false]]);
+    // It is exactly the text the client was sent before the notice, read back from the output
+    // (the pass saved no snapshot after its first text), not the snapshot's.
+    const sentBefore = out.entries
+      .map((e) => fromBinary(AgentServerMessageSchema, e.frame).message)
+      .slice(0, out.entries.findIndex((e) => describeFrame(fromBinary(AgentServerMessageSchema, e.frame)).startsWith("notice:")))
+      .flatMap((m) => (m.case === "interactionUpdate" && m.value.message.case === "textDelta" ? [m.value.message.value.text] : []))
+      .join("");
+    expect(sentBefore).toMatch(/^first-a first-b /);
+    expect((history[1]!.body as { text: string }).text).toBe(sentBefore);
     expect(JSON.stringify(sim.requests[1]!.body)).not.toContain("first-a");
   });
 

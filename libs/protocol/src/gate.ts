@@ -151,7 +151,8 @@ export function gateBlobResult(g: OutputGate, id: number, failed: boolean): Gate
 
 /** The acknowledgement wait of checkpoint `seq` ran out: skip it (and earlier ones still waiting). */
 export function gateTimeout(g: OutputGate, seq: number): GateResult {
-  if (seq <= g.expiredUpTo) return { gate: g, effects: [] };
+  // Already expired, or already released by its acknowledgements (the timer is not cancelled): nothing to do.
+  if (seq <= g.expiredUpTo || !g.held.some((h) => h.kind === "checkpoint" && h.seq <= seq)) return { gate: g, effects: [] };
   return drain({ ...g, expiredUpTo: seq });
 }
 

@@ -9,7 +9,7 @@ export * from "./translate.js";
 export * from "./checkpoint.js";
 export * from "./machine.js";
 export {
-  isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition, type TransitionCause,
+  isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, isSummarizing, type Transition, type TransitionCause,
 } from "./phase.js";
 export * from "./tools/index.js";
 export * from "./gate.js";

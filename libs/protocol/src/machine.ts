@@ -4,7 +4,7 @@ import type { ClientEvent } from "./classify.js";
 import { endFor } from "./errors.js";
 import { frames } from "./frames.js";
 import { NOTICE } from "./notices.js";
-import { causeOf, enter, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, type Transition } from "./phase.js";
+import { causeOf, enter, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, isRunningTools, isSummarizing, type Transition } from "./phase.js";
 import { gateBlobResult, gateCheckpoint, gateFlushAll, gateResume, gateTimeout, openGate } from "./gate.js";
 import { readRunStart } from "./run-request.js";
 import { blobId, blobKey } from "./blobs.js";
@@ -84,9 +84,8 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
     case "model": {
       if (!isCallingModel(s) || !s.current) return { state: s, effects: [] };
       const r = translateEvent(s.current, ev.event, ev.nowMs);
-      const summarizing = s.run?.kind === "summarize" || s.compacting !== undefined;
       // A summary pass streams nothing to the chat: its text becomes the `summary` update.
-      const drafts: Draft[] = r.frames.length && !summarizing ? [{ type: "emit", frames: r.frames }] : [];
+      const drafts: Draft[] = r.frames.length && !isSummarizing(s) ? [{ type: "emit", frames: r.frames }] : [];
       const next = { ...s, current: r.t };
       if (ev.event.type !== "completed") return gated(next, drafts);
       if (s.compacting) {
@@ -107,7 +106,7 @@ function advance(s: RunState, ev: RunEvent): { state: RunState; effects: Effect[
           ],
         );
       }
-      if (summarizing) {
+      if (isSummarizing(s)) {
         const usage = addUsage(s.usage, ev.event.usage);
         const summary = r.t.text.trim();
         const done: RunState = { ...next, usage, current: undefined, summary };

@@ -22,6 +22,12 @@ export const isEnded = (s: Phased): boolean => s.phase === "ended";
 /** A turn is under way (a pass or its tools): what a cancel, supersede or takeover interrupts. */
 export const isInTurn = (s: Phased): boolean => isCallingModel(s) || isRunningTools(s);
 
+/**
+ * The pass in flight summarizes (a summarize action, or compaction before the real pass): its
+ * text becomes the `summary` update and streams nothing to the chat.
+ */
+export const isSummarizing = (s: RunState): boolean => s.run?.kind === "summarize" || s.compacting !== undefined;
+
 /** The one phase write of the machine. */
 export function enter(s: RunState, phase: Phase): RunState {
   return s.phase === phase ? s : { ...s, phase };

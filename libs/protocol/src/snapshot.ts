@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { ConversationStateStructureSchema, ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
+import { AgentServerMessageSchema, ConversationStateStructureSchema, ConversationStepSchema, TodoItemSchema, type ConversationStep } from "@byok/wire";
 import type { ReasoningPart, ToolCallPart, Usage } from "./model/index.js";
 import type { EndDecision } from "./errors.js";
 import { stepBlob } from "./blobs.js";
@@ -7,6 +7,7 @@ import { openGate, restoreGate, snapshotGate, type GateSnapshot } from "./gate.j
 import type { RunStart } from "./run-request.js";
 import type { Bridge, PendingTool, Phase, RunPolicy, RunState, ToolLoop } from "./run-types.js";
 import { initialRunState } from "./machine.js";
+import { isCallingModel, isSummarizing } from "./phase.js";
 import { startShell, planToolCall, type EditState } from "./tools/index.js";
 import { toolContextOf } from "./tool-loop.js";
 
@@ -145,4 +146,32 @@ export function restoreRunState(requestId: string, generation: number, policy: R
 /** The gate of an older worker's snapshot: the blobs the client had and the end it held. */
 function legacyGate(snap: RunStateSnapshot): RunState["gate"] {
   return { ...openGate(), known: new Set(snap.knownBlobs ?? []), held: snap.heldEnd ? [{ kind: "end", decision: snap.heldEnd }] : [] };
+}
+
+/**
+ * The cut pass as the client saw it. While a pass only streams (deltas, output items opening),
+ * no snapshot follows it (libs/agent/src/run/snapshots.ts), so a snapshot saved during the
+ * pass holds its text as of that save; the output stream holds the rest. `tail` is the
+ * generation's output after the snapshot's `outputFrames`: every frame there came from batches
+ * of the same pass (any other event saves a snapshot with its batch's frames), so its text and
+ * thinking deltas (not server notices, which are the gateway's) and its closed thinking time
+ * belong to the cut attempt. Its interrupted history entry, its checkpoint steps and its
+ * estimated usage then match what the client was sent. A summary pass streams nothing: unchanged.
+ */
+export function withStreamedTail(s: RunState, tail: readonly Uint8Array[]): RunState {
+  const cut = s.current;
+  if (!cut || tail.length === 0 || !isCallingModel(s) || isSummarizing(s)) return s;
+  let text = "";
+  let thinking = "";
+  let thinkingMs = 0;
+  for (const bytes of tail) {
+    const m = fromBinary(AgentServerMessageSchema, bytes).message;
+    if (m.case !== "interactionUpdate") continue;
+    const u = m.value.message;
+    if (u.case === "textDelta" && !u.value.isServerNotice) text += u.value.text;
+    else if (u.case === "thinkingDelta") thinking += u.value.text;
+    else if (u.case === "thinkingCompleted") thinkingMs += u.value.thinkingDurationMs;
+  }
+  if (!text && !thinking && !thinkingMs) return s;
+  return { ...s, current: { ...cut, text: cut.text + text, thinkingText: cut.thinkingText + thinking, thinkingMs: cut.thinkingMs + thinkingMs, outputStarted: true } };
 }

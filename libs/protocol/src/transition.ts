@@ -70,6 +70,8 @@ export function toolStep(r: { state: RunState; drafts: Draft[] }): { state: RunS
 
 /** Applies a gate result whose effects are final output (never gated again). */
 export function fromGate(s: RunState, r: GateResult): { state: RunState; effects: Effect[] } {
+  // Unchanged stays the same object: the engine saves no snapshot for a step that changed nothing.
+  if (r.gate === s.gate && r.effects.length === 0) return { state: s, effects: [] };
   const ended = r.effects.some((e) => e.type === "end");
   const phase: Phase = ended ? "ended" : endHeld(r.gate) ? "finishing" : s.phase;
   return { state: enter({ ...s, gate: r.gate }, phase), effects: r.effects };

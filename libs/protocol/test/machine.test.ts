@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import {
-  AgentClientMessageSchema, AgentMode, ConversationTurnStructureSchema, ErrorDetails_Error, type AgentServerMessage,
+  AgentClientMessageSchema, AgentMode, AgentServerMessageSchema, ConversationTurnStructureSchema, ErrorDetails_Error, type AgentServerMessage,
 } from "@byok/wire";
 import type { RunStateSnapshot, Usage } from "../src/index.js";
 import {
@@ -305,6 +305,50 @@ describe("takeover while waiting on tools", () => {
     const texts = emitted(r.effects).flatMap((f) => (f.message.case === "interactionUpdate" && f.message.value.message.case === "textDelta" ? [f.message.value.message.value] : []));
     expect(texts).toMatchObject([{ text: NOTICE.takenOver, isServerNotice: true }]);
     expect(r.effects.at(-1)).toEqual({ type: "start_model_call", modelCallId: "g1m1", attempt: 2 });
+  });
+});
+
+describe("the cut pass read back from the output after a takeover", () => {
+  const enc = (f: AgentServerMessage) => toBinary(AgentServerMessageSchema, f);
+
+  it("adds what the pass streamed after its snapshot (text, thinking, closed thinking time) and no server notice", async () => {
+    const { snapshotRunState, restoreRunState, withStreamedTail, frames, DEFAULT_RUN_POLICY } = await import("../src/index.js");
+    const { state } = run([runRequestEvent("x"), { type: "model", event: { type: "text_delta", itemId: "t", text: "seen " }, nowMs: 1 }]);
+    const restored = restoreRunState("req-1", 1, DEFAULT_RUN_POLICY, saved(snapshotRunState(state)), state.run);
+    const tail = [frames.thinkingDelta("hm"), frames.thinkingCompleted(40), frames.textDelta("and more"), frames.textDelta("(notice)", true), frames.heartbeat()].map(enc);
+    const caught = withStreamedTail(restored, tail);
+    expect(caught.current).toMatchObject({ text: "seen and more", thinkingText: "hm", thinkingMs: 40, outputStarted: true });
+    // The re-run keeps it as the interrupted attempt's output: its history entry and its steps.
+    const r = step(caught, { type: "resume" });
+    const history = r.effects.find((e) => e.type === "record_history");
+    expect(history).toMatchObject({ entries: [{ kind: "assistant", interrupted: true, body: { text: "seen and more" } }] });
+    expect(r.state.steps.slice(-2)).toMatchObject([
+      { case: "thinkingMessage", value: { text: "hm", durationMs: 40 } },
+      { case: "assistantMessage", value: { text: "seen and more" } },
+    ]);
+    // Nothing after the snapshot, or not in a pass: unchanged.
+    expect(withStreamedTail(restored, [])).toBe(restored);
+    const ended = run([runRequestEvent("x"), { type: "model", event: { type: "completed", usage, endTurn: true }, nowMs: 1 }]).state;
+    expect(withStreamedTail(ended, tail)).toBe(ended);
+  });
+
+  it("leaves a summary pass alone: it streams nothing to the chat", async () => {
+    const { withStreamedTail, frames } = await import("../src/index.js");
+    const { state } = run([runRequestEvent("x"), { type: "model", event: { type: "text_delta", itemId: "t", text: "a" }, nowMs: 1 }]);
+    const summarizing: RunState = { ...state, run: { ...state.run!, kind: "summarize" } };
+    expect(withStreamedTail(summarizing, [enc(frames.textDelta("b"))])).toBe(summarizing);
+  });
+
+  it("a checkpoint's acknowledgement timer that fires after its acknowledgements changes nothing (no snapshot to save)", () => {
+    const { state, effects } = run([runRequestEvent("x")]);
+    const waits = effects.filter((e) => e.type === "kv_wait");
+    expect(waits.length).toBeGreaterThan(0);
+    for (const w of waits) {
+      if (w.type !== "kv_wait") throw new Error("unreachable");
+      const r = step(state, { type: "kv_timeout", seq: w.seq });
+      expect(r.state).toBe(state);
+      expect(r.effects).toEqual([]);
+    }
   });
 });
 

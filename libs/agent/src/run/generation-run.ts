@@ -147,8 +147,9 @@ export class GenerationRun {
       for (const { ev, inputIndex } of events ?? []) {
         if (isEnded(ctx.state) || ctx.lost) break;
         if (inputIndex !== undefined) ctx.processedInput = inputIndex + 1;
-        if (!isPassProgress(ev)) passProgressOnly = false;
         const r = step(ctx.state, ev);
+        // A step that changed nothing (a stale timer, say) needs no snapshot either.
+        if (!isPassProgress(ev) && (r.state !== ctx.state || r.effects.length > 0)) passProgressOnly = false;
         ctx.state = r.state;
         if (r.transition) {
           ctx.telemetry.transition(r.transition);
@@ -173,9 +174,13 @@ export class GenerationRun {
 
 /**
  * A model event that only advances the pass in flight (streamed text, thinking and tool
- * arguments, an output item opening or closing): what a takeover re-runs the pass for anyway.
- * `completed` is not: the run moves past the attempt (and its settlement waits in the snapshot).
+ * arguments, an output item opening, a text item closing): what the output stream records, and
+ * what a takeover re-runs the pass for anyway. `completed` is not (the run moves past the
+ * attempt, and its settlement waits in the snapshot), nor is a finished tool call or reasoning
+ * item: the cut attempt's interrupted history entry keeps them, and the stream does not.
  */
 function isPassProgress(ev: RunEvent): boolean {
-  return ev.type === "model" && ev.event.type !== "completed";
+  if (ev.type !== "model") return false;
+  const e = ev.event;
+  return e.type !== "completed" && !(e.type === "item_done" && e.item.kind !== "text");
 }

@@ -1,18 +1,21 @@
 // What the run saves for the next owner (docs/architecture.md "Takeover state"), and when;
 // takeover.ts restores it.
-import { snapshotRunState } from "@byok/protocol";
+import { isSummarizing, snapshotRunState } from "@byok/protocol";
 import { encodeSnapshot, type RunSnapshot } from "../snapshot.js";
 import type { RunContext } from "./context.js";
 
 /**
- * When the loop saves a snapshot: after every batch that changed more than a pass's progress;
- * while a pass only makes progress (deltas, its output items opening and closing), at most
- * every `snapshotIntervalMs` (a takeover re-runs the pass anyway, and the partial text it loses
- * is only the interrupted tail). Always saved: the first output of an attempt (a takeover must
- * know the client saw output, to send the notice) and a new budget lease (the next owner settles
- * the cut attempt's lease from it). A pass's first text is two provider events (its text item
- * opens, then the delta); counting the item as progress keeps a standalone save out of the way
- * of the first text frame (docs/benchmarks.md "First text and run start").
+ * When the loop saves a snapshot: after every batch that changed more than a pass's progress.
+ * A pass that only makes progress (text, thinking and tool-argument deltas, output items
+ * opening, a text item closing) saves nothing: everything it streamed is in the output stream,
+ * and a takeover reads it back from there (takeover.ts, `withStreamedTail`) before it re-runs
+ * the pass. Only a summary pass, which streams nothing, saves its progress at most every
+ * `snapshotIntervalMs`. Always saved: the first output of an attempt (a takeover must know the
+ * client saw output, to send the notice), a finished tool call or reasoning item (the cut
+ * attempt's history entry keeps them), and a new budget lease (the next owner settles the cut
+ * attempt's lease from it). A pass's first text is two provider events (its text item opens,
+ * then the delta); counting the item as progress keeps a standalone save out of the way of the
+ * first text frame (docs/benchmarks.md "First text and run start").
  *
  * A due snapshot that no frames carry may wait for the next batch when that batch is already
  * queued (`postpone`), once: at a run's start the checkpoint read's batch emits nothing, and
@@ -38,7 +41,7 @@ export class SnapshotSchedule {
       !passProgressOnly ||
       outputStarted !== this.savedOutputStarted ||
       this.ctx.meterTicket !== this.ctx.snapshotMeterTicket ||
-      Date.now() - this.savedAt >= this.ctx.deps.timers.snapshotIntervalMs;
+      (isSummarizing(this.ctx.state) && Date.now() - this.savedAt >= this.ctx.deps.timers.snapshotIntervalMs);
     if (due) {
       this.savedAt = Date.now();
       this.savedOutputStarted = outputStarted;

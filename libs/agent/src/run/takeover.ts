@@ -1,5 +1,6 @@
 import {
-  decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, readRunStart, restoreRunState, type RunStart,
+  decodeClientMessage, isAwaitingRun, isCallingModel, isEnded, isFinishing, isImporting, isInTurn, readRunStart, restoreRunState, withStreamedTail,
+  type RunStart,
 } from "@byok/protocol";
 import type { InputEntry } from "@byok/bus";
 import type { RunSnapshot } from "../snapshot.js";
@@ -22,6 +23,8 @@ export async function restore(ctx: RunContext, snap: RunSnapshot | undefined, in
     if (decoded?.ok && decoded.message.message.case === "runRequest") run = readRunStart(decoded.message.message.value, ctx.ref.requestId);
   }
   ctx.state = restoreRunState(ctx.ref.requestId, ctx.generation, ctx.policy, snap.state, run);
+  // A streaming pass saves no snapshot (snapshots.ts): what it sent after this one is in the output.
+  if (isCallingModel(ctx.state)) ctx.state = withStreamedTail(ctx.state, await outputAfter(ctx, snap.outputFrames));
   ctx.inputIndex = snap.inputIndex;
   ctx.processedInput = snap.inputIndex;
   ctx.runRequestIndex = snap.runRequestIndex;
@@ -68,4 +71,18 @@ export async function restore(ctx: RunContext, snap: RunSnapshot | undefined, in
     }
   }
   return true;
+}
+
+/** Pages of the output tail a takeover reads back. */
+const TAIL_PAGE = 1_000;
+
+/** The generation's output frames from `fromIndex` on (the previous owner is fenced: nothing more arrives). */
+async function outputAfter(ctx: RunContext, fromIndex: number): Promise<Uint8Array[]> {
+  const frames: Uint8Array[] = [];
+  for (let from = fromIndex; ; ) {
+    const page = await ctx.deps.bus.readOutput(ctx.ref, ctx.generation, from, TAIL_PAGE);
+    for (const e of page.entries) frames.push(e.frame);
+    if (page.entries.length < TAIL_PAGE) return frames;
+    from = page.entries.at(-1)!.index + 1;
+  }
 }
