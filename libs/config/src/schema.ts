@@ -25,7 +25,7 @@ export const TimersSchema = z.object({
   prewarmTtlMs: ms(60_000),
   /** On SIGTERM an ingress lets open RunSSE streams run this long before cutting them (clients resume elsewhere). */
   drainGraceMs: ms(20_000),
-  /** While a pass only streams deltas, the run snapshot is saved at most this often. */
+  /** While a summary pass runs (it streams nothing a takeover could read back), the run snapshot is saved at most this often. */
   snapshotIntervalMs: ms(250),
   /**
    * Text and thinking deltas that follow the pass's first one are held this long and merged
