@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { parse as renderGoTemplate } from "@evertdespiegeleer/go-template";
 import { Ajv } from "ajv";
 import addFormats from "ajv-formats";
-import { configEnvNames, loadAdminConfig, loadConfig } from "@byok/config";
+import { configEnvNames, loadAdminConfig, loadConfig, TimersSchema } from "@byok/config";
 import { createMetrics } from "@byok/telemetry";
 import { PrometheusRule } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule";
 import { ServiceMonitor } from "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor";
@@ -174,14 +174,16 @@ describe.each(cases)("helm chart with $name", ({ file }) => {
     }
   });
 
-  it("ingress drain timing: terminationGracePeriodSeconds covers the preStop pause plus GATEWAY_DRAIN_GRACE_MS", () => {
+  it("ingress drain timing: terminationGracePeriodSeconds covers the preStop pause, GATEWAY_DRAIN_GRACE_MS and GATEWAY_SHUTDOWN_TIMEOUT_MS", () => {
     const spec = podSpec(find(rendered, "Deployment", "-ingress")).spec;
     const c = spec.containers[0]!;
     const drainMs = Number(c.env!.find((e) => e.name === "GATEWAY_DRAIN_GRACE_MS")!.value);
     const preStop = c.lifecycle!.preStop!.exec!.command;
     expect(preStop[0]).toBe("sleep");
     expect(drainMs).toBeGreaterThanOrEqual(1000);
-    expect(spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(Number(preStop[1]) * 1000 + drainMs + 5000);
+    // The chart leaves GATEWAY_SHUTDOWN_TIMEOUT_MS at its default: a stuck close ends by the process's own exit, not a SIGKILL.
+    const closeMs = Number(c.env!.find((e) => e.name === "GATEWAY_SHUTDOWN_TIMEOUT_MS")?.value ?? TimersSchema.parse({}).shutdownTimeoutMs);
+    expect(spec.terminationGracePeriodSeconds! * 1000).toBeGreaterThanOrEqual(Number(preStop[1]) * 1000 + drainMs + closeMs);
   });
 
   it("HPAs scale on CPU and on the telemetry catalogue's open streams (ingress) and active runs (workers)", () => {

@@ -25,6 +25,11 @@ export const TimersSchema = z.object({
   prewarmTtlMs: ms(60_000),
   /** On SIGTERM an ingress lets open RunSSE streams run this long before cutting them (clients resume elsewhere). */
   drainGraceMs: ms(20_000),
+  /**
+   * A stopping process (SIGTERM, SIGINT) that has not closed this long after it began closing
+   * (after an ingress's drain) exits 1: a connection to an unreachable Redis or Postgres never closes.
+   */
+  shutdownTimeoutMs: ms(10_000),
   /** While a summary pass runs (it streams nothing a takeover could read back), the run snapshot is saved at most this often. */
   snapshotIntervalMs: ms(250),
   /**

@@ -7,3 +7,4 @@ export { openRedisBus } from "./bus.js";
 export { closeServer, listen } from "./listen.js";
 export { createProbeRoutes, type ProbeDeps } from "./probes.js";
 export { listenEdge, type EdgeListener, type EdgeListenOptions } from "./edge-listener.js";
+export { exitIfStopStalls } from "./shutdown.js";

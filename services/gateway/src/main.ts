@@ -1,4 +1,5 @@
 import { ConfigError, loadConfig } from "@byok/config";
+import { exitIfStopStalls } from "@byok/process";
 import { startServiceTracing } from "@byok/telemetry";
 import { startGatewayService } from "./service.js";
 
@@ -12,6 +13,7 @@ try {
   console.log(`Cursor BYOK Gateway (embedded) listening on ${gw.url}  ·  store: ${storeWhere}  ·  routes: ${config.file.routes.length}`);
   const stop = async () => {
     console.log("shutting down …");
+    exitIfStopStalls(config.timers.shutdownTimeoutMs, (m) => console.error(m));
     await gw.close();
     await tracing.shutdown();
     process.exit(0);

@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig } from "@byok/config";
 import { AuthConfigError, authenticatorFromConfig } from "@byok/edge";
-import { kekFor, openGatewayStore } from "@byok/process";
+import { exitIfStopStalls, kekFor, openGatewayStore } from "@byok/process";
 import { createServiceCompat, meteringFor, tenancyEngineDeps } from "@byok/runtime";
 import { startServiceTracing } from "@byok/telemetry";
 import { createControlPlane, tokenKeysFor } from "@byok/control-plane";
@@ -31,6 +31,7 @@ try {
   const stop = async (drain: boolean) => {
     if (stopping) return;
     stopping = true;
+    exitIfStopStalls((drain ? config.timers.drainGraceMs : 0) + config.timers.shutdownTimeoutMs, (m) => svc.logger.error(m));
     // SIGTERM (every Kubernetes rollout) drains; SIGINT stops at once.
     if (drain) await svc.drain();
     else await svc.close();

@@ -1,6 +1,7 @@
 import { ConfigError, loadConfig } from "@byok/config";
 import { startWorkerService } from "./service.js";
 import { startServiceTracing } from "@byok/telemetry";
+import { exitIfStopStalls } from "@byok/process";
 
 // A provider worker (distributed mode): `tsx services/worker/src/main.ts`.
 // SIGTERM/SIGINT: stop taking jobs, hand running generations back to the queue, close.
@@ -19,6 +20,7 @@ try {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    exitIfStopStalls(config.timers.shutdownTimeoutMs, (m) => svc.logger.error(m));
     svc.logger.info({ signal, running: svc.runWorker.running() }, "worker closing: handing running generations back to the queue");
     await svc.close();
     await tracing.shutdown();
