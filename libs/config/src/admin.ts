@@ -21,6 +21,7 @@ const Env = z.object({
   GATEWAY_DATA_DIR: z.string().optional(),
   GATEWAY_KEK_DIR: z.string().optional(),
   GATEWAY_KEK: z.string().optional(),
+  GATEWAY_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
 });
 
 /** Every environment variable loadAdminConfig reads. */
@@ -37,6 +38,8 @@ export interface AdminConfig {
   kekDir: string;
   /** Tracing (standard OTEL_* variables), as every gateway process reads it. */
   telemetry: TelemetryConfig;
+  /** GATEWAY_SHUTDOWN_TIMEOUT_MS: a stop still closing after this long exits 1 (as the other processes do). */
+  shutdownTimeoutMs: number;
 }
 
 /** Throws an Error listing the bad variables (names only, never values). */
@@ -57,5 +60,6 @@ export function loadAdminConfig(env: Record<string, string | undefined>): AdminC
     kek: e.GATEWAY_KEK?.trim() || undefined,
     kekDir: resolve(e.GATEWAY_KEK_DIR ?? dirname(dataDir)),
     telemetry,
+    shutdownTimeoutMs: e.GATEWAY_SHUTDOWN_TIMEOUT_MS,
   };
 }

@@ -1,6 +1,7 @@
 /** `npx tsx services/admin/src/main.ts`: the admin API as its own process. */
 import { createLogger, startServiceTracing } from "@byok/telemetry";
 import { loadAdminConfig } from "@byok/config";
+import { exitIfStopStalls } from "@byok/process";
 import { openAdminStore, startAdminService } from "./service.js";
 
 async function main(): Promise<void> {
@@ -18,6 +19,8 @@ async function main(): Promise<void> {
   });
   console.log(`admin API listening on ${server.url}`);
   const stop = async () => {
+    // A store that stopped answering never lets its pool close; the stop is bounded as every process's is.
+    exitIfStopStalls(config.shutdownTimeoutMs, (m) => console.error(`admin: ${m}`));
     await server.close();
     await store.close();
     await tracing.shutdown();

@@ -7,6 +7,8 @@ export interface CountingProxy {
   port: number;
   /** Connections accepted so far. */
   connections(): number;
+  /** A partition: from now on nothing passes either way, and every connection stays open. */
+  freeze(): void;
   close(): Promise<void>;
 }
 
@@ -14,9 +16,11 @@ export interface CountingProxy {
 export async function startCountingProxy(target: string): Promise<CountingProxy> {
   const { hostname, port: targetPort } = new URL(target);
   let accepted = 0;
+  let frozen = false;
   const open = new Set<Socket>();
   const server = createServer((client) => {
     accepted++;
+    if (frozen) return void open.add(client);
     const upstream = connect(Number(targetPort), hostname);
     for (const s of [client, upstream]) {
       open.add(s);
@@ -35,6 +39,13 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
     url: `http://127.0.0.1:${address.port}`,
     port: address.port,
     connections: () => accepted,
+    freeze: () => {
+      frozen = true;
+      for (const s of open) {
+        s.unpipe();
+        s.pause();
+      }
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of open) s.destroy();
