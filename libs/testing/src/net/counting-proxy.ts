@@ -1,6 +1,6 @@
 import { connect, createServer, type Socket } from "node:net";
 
-/** A TCP proxy that counts the connections made through it (connection reuse tests and benches). */
+/** A TCP proxy that counts the connections made through it (connection reuse tests and benches) and can freeze them (a partition: stop-during-outage tests). */
 export interface CountingProxy {
   /** `http://127.0.0.1:<port>`: the target's URL with the proxy's port. */
   url: string;
