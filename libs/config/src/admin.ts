@@ -10,6 +10,7 @@
 import { dirname, resolve } from "node:path";
 import { z } from "zod";
 import type { StoreConfig } from "./load.js";
+import { TimersSchema } from "./schema.js";
 import { parseTelemetryConfig, type TelemetryConfig } from "./telemetry.js";
 
 const Env = z.object({
@@ -21,7 +22,8 @@ const Env = z.object({
   GATEWAY_DATA_DIR: z.string().optional(),
   GATEWAY_KEK_DIR: z.string().optional(),
   GATEWAY_KEK: z.string().optional(),
-  GATEWAY_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  // The same setting, default and check as the gateway processes' own.
+  GATEWAY_SHUTDOWN_TIMEOUT_MS: TimersSchema.shape.shutdownTimeoutMs,
 });
 
 /** Every environment variable loadAdminConfig reads. */

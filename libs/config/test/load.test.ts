@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, envName, loadConfig } from "../src/index.js";
+import { ConfigError, envName, loadAdminConfig, loadConfig } from "../src/index.js";
 
 describe("loadConfig", () => {
   it("gives documented defaults in embedded mode", () => {

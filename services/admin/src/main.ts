@@ -19,7 +19,8 @@ async function main(): Promise<void> {
   });
   console.log(`admin API listening on ${server.url}`);
   const stop = async () => {
-    // A store that stopped answering never lets its pool close; the stop is bounded as every process's is.
+    // A request waiting on a store that stopped answering never ends, and the server's close waits
+    // for it: the stop is bounded as every process's is (docs/operations.md "Stopping").
     exitIfStopStalls(config.shutdownTimeoutMs, (m) => console.error(`admin: ${m}`));
     await server.close();
     await store.close();
