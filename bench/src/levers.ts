@@ -2,14 +2,18 @@
 // 1 worker, private redis-server, private Postgres schema behind a counting proxy), for A/B runs
 // of one change at a time on a shared machine: Redis commands per delivered frame / provider delta
 // / turn (by command, script-internal calls included), store statements per turn (by statement),
-// gateway CPU-ms per provider delta, and optionally kill -9 takeover trials. Not a test.
+// gateway CPU-ms per provider delta, read and write syscalls per turn, each process's event-loop
+// delay while the turns ran, and optionally kill -9 takeover trials. Not a test.
 //   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_KIND (ttft: paced; tput: bursts; fixed: one delta)  BENCH_RAMP_MS (2500)
-//   BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL
+//   BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL  BENCH_TTFT_DELTAS (60)  BENCH_NODE_ARGS (flags of the gateway processes)
+//   BENCH_PROC_LOG_DIR (writes each gateway process's output there)
+import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { join } from "node:path";
 import { Redis } from "ioredis";
 import { startPgCounter } from "./pg-count.js";
 import { benchGatewayEnv, benchKind, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
-import { cpuSeconds, cpuTimes, distributedSetup, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
+import { cpuSeconds, cpuTimes, distributedSetup, ioSyscalls, metricIn, metricsPage, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200);
@@ -35,13 +39,17 @@ try {
   if (TURNS > 0) await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
   const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
   const load0 = loadavg()[0]!;
-  const [r0, s0, c0, k0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system)];
+  // Event-loop delay of each gateway process over the measured turns: prom-client resets its
+  // histogram on every scrape, so this scrape starts the window and the one after the turns reads it.
+  await Promise.all([ingress, worker].map((p) => loopDelay(p.url)));
+  const [r0, s0, c0, k0, io0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system), pids.map(ioSyscalls)];
   log(`${TURNS} ${KIND === "ttft" ? "paced" : KIND === "tput" ? "burst" : "one-delta"} turns`);
   // BENCH_TURNS=0: takeover trials only.
   const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
   // Let the runs' last writes (ledger settlement, end) land before counting.
   await new Promise((r) => setTimeout(r, 1_000));
-  const [r1, s1, c1, k1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system)];
+  const [r1, s1, c1, k1, io1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system), pids.map(ioSyscalls)];
+  const loopDelayMs = { ingress: await loopDelay(ingress.url), worker: await loopDelay(worker.url) };
   const load1 = loadavg()[0]!;
   const rc = diff(r0, r1);
   const sc = diff(s0, s1);
@@ -82,6 +90,13 @@ try {
     cpuMsPerDelta: { ingress: per(cpu[0]! * 1000, deltas), worker: per(cpu[1]! * 1000, deltas), redis: per(cpu[2]! * 1000, deltas), gateway: per((cpu[0]! + cpu[1]!) * 1000, deltas) },
     // The part of the above spent in the kernel (syscalls: on loopback a socket write also runs the receiver's TCP path).
     kernelCpuMsPerDelta: { ingress: per(kernel[0]! * 1000, deltas), worker: per(kernel[1]! * 1000, deltas), redis: per(kernel[2]! * 1000, deltas) },
+    // p50 / p99 / max delay of each process's event loop while the turns ran (prom-client's sampler, 10 ms resolution).
+    eventLoopDelayMs: loopDelayMs,
+    // Read and write syscalls per turn, by process (all sockets: client, Redis, PostgreSQL, provider).
+    syscallsPerTurn: Object.fromEntries((["ingress", "worker", "redis"] as const).map((name, i) => [name, {
+      reads: per(io1[i]!.reads - io0[i]!.reads, TURNS),
+      writes: per(io1[i]!.writes - io0[i]!.writes, TURNS),
+    }])),
     ...(to
       ? {
           takeover: {
@@ -95,6 +110,9 @@ try {
       : {}),
   };
   console.log(JSON.stringify(out, null, 2));
+  // BENCH_PROC_LOG_DIR: each gateway process's output, e.g. its GC trace with BENCH_NODE_ARGS=--trace-gc.
+  const logDir = process.env.BENCH_PROC_LOG_DIR;
+  if (logDir) for (const p of procs) writeFileSync(join(logDir, `${p.name}.log`), `${p.lines.join("\n")}\n`);
 } finally {
   for (const p of procs) await p.kill();
   admin.disconnect();
@@ -104,3 +122,11 @@ try {
   await bs.sim.close();
 }
 process.exit(0);
+
+/** The event-loop delay a gateway process reports (prom-client's nodejs_eventloop_lag_*), in ms. */
+async function loopDelay(url: string): Promise<{ p50: number; p99: number; max: number }> {
+  // One scrape: each scrape resets the sampler.
+  const page = await metricsPage(url);
+  const ms = (q: string) => round(metricIn(page, `byok_nodejs_eventloop_lag_${q}_seconds`) * 1000);
+  return { p50: ms("p50"), p99: ms("p99"), max: ms("max") };
+}

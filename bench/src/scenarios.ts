@@ -12,9 +12,20 @@ import { percentile, round } from "./stats.js";
 
 export const MODEL = "bench-model";
 
+/** Deltas of a paced turn (BENCH_TTFT_DELTAS, 60): longer turns put the per-frame cost ahead of the fixed one in a profile. */
+const TTFT_DELTAS = positiveInt("BENCH_TTFT_DELTAS", 60);
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
 /** Scripts by prompt kind; the simulator records when it starts answering each tagged prompt. */
 export const SCRIPTS: Record<string, SimScript> = {
-  ttft: { text: Array.from({ length: 60 }, (_, i) => `t${i} `), chunkDelayMs: 50, usage: { inputTokens: 10, outputTokens: 60 } },
+  ttft: { text: Array.from({ length: TTFT_DELTAS }, (_, i) => `t${i} `), chunkDelayMs: 50, usage: { inputTokens: 10, outputTokens: TTFT_DELTAS } },
   tput: { text: Array.from({ length: 200 }, (_, i) => `x${i} `), usage: { inputTokens: 10, outputTokens: 200 } },
   slow: { text: Array.from({ length: 150 }, (_, i) => `s${i} `), chunkDelayMs: 100, usage: { inputTokens: 10, outputTokens: 150 } },
   /** One delta: a turn that is all fixed cost (run start, pass, end), for profiles of exactly that. */

@@ -50,7 +50,9 @@ export async function spawnProc(
 ): Promise<Proc> {
   const main = entry === "relay" ? "bench/src/relay.ts" : `services/${entry}/src/main.ts`;
   const args = dist && entry !== "relay" ? ["--conditions=byok-dist", "bin/byok.mjs", entry] : ["--import", "tsx", main];
-  const child = spawn(process.execPath, [...nodeArgs, ...args], {
+  // BENCH_NODE_ARGS: V8/Node flags for every gateway process of a bench (e.g. GC settings).
+  const benchArgs = entry === "relay" ? [] : (process.env.BENCH_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const child = spawn(process.execPath, [...benchArgs, ...nodeArgs, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -82,19 +84,26 @@ export async function spawnProc(
   };
 }
 
-/** A gauge or counter value from a Prometheus text page. */
+/** A gauge or counter value from a process's Prometheus text page. */
 export async function metric(baseUrl: string, name: string): Promise<number> {
-  let text = "";
+  return metricIn(await metricsPage(baseUrl), name);
+}
+
+/** A process's Prometheus text page (one scrape: read several values of one moment from it). */
+export async function metricsPage(baseUrl: string): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
       // A fresh connection each time: a pooled keep-alive socket may have been closed by the server.
-      text = await (await fetch(`${baseUrl}/metrics`, { headers: { connection: "close" } })).text();
-      break;
+      return await (await fetch(`${baseUrl}/metrics`, { headers: { connection: "close" } })).text();
     } catch (err) {
       if (attempt >= 3) throw err;
       await new Promise((r) => setTimeout(r, 200));
     }
   }
+}
+
+/** A gauge or counter value from a Prometheus text page. */
+export function metricIn(text: string, name: string): number {
   const line = text.split("\n").find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   if (!line) throw new Error(`metric ${name} not found`);
   return Number(line.slice(line.lastIndexOf(" ") + 1));
@@ -114,6 +123,19 @@ export function cpuTimes(pid: number): { user: number; system: number } {
     return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
   } catch {
     return { user: Number.NaN, system: Number.NaN };
+  }
+}
+
+/**
+ * A process's read and write syscalls so far (Linux /proc/<pid>/io, all its threads): on
+ * loopback each socket write also runs the receiver's TCP path, so fewer writes is less CPU.
+ */
+export function ioSyscalls(pid: number): { reads: number; writes: number } {
+  try {
+    const fields = new Map(readFileSync(`/proc/${pid}/io`, "utf8").split("\n").map((l) => l.split(": ") as [string, string]));
+    return { reads: Number(fields.get("syscr")), writes: Number(fields.get("syscw")) };
+  } catch {
+    return { reads: Number.NaN, writes: Number.NaN };
   }
 }
 
