@@ -110,13 +110,14 @@ export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDi
   };
 }
 
-/** Jobs waiting for a worker: LLEN of the wait list + ZCARD of the prioritized set, pipelined. */
+/**
+ * Jobs waiting for a worker: LLEN of the wait list + ZCARD of the prioritized set, in one round
+ * trip (the connection sends the commands of one event-loop turn in one write, @byok/redis
+ * `coalesceWrites`). Not an ioredis pipeline: building one copies every script command defined
+ * on the connection (BullMQ's, dozens) onto the pipeline object, which cost more CPU than the
+ * two commands themselves (docs/benchmarks.md "The queue depth without a pipeline").
+ */
 async function readWaiting(connection: RedisClient, queue: Queue<RunJobData>): Promise<number> {
-  const replies = await connection.pipeline().llen(queue.toKey("wait")).zcard(queue.toKey("prioritized")).exec();
-  let waiting = 0;
-  for (const [err, n] of replies ?? []) {
-    if (err) throw err;
-    waiting += Number(n);
-  }
-  return waiting;
+  const [wait, prioritized] = await Promise.all([connection.llen(queue.toKey("wait")), connection.zcard(queue.toKey("prioritized"))]);
+  return wait + prioritized;
 }
