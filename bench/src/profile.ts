@@ -1,6 +1,7 @@
 // `npm run bench:profile`: the embedded gateway under `node --cpu-prof` while it serves the
 // paced TTFT scenario (BENCH_TURNS concurrent turns; BENCH_KIND=tput: the burst one, fixed: one-delta turns, all fixed cost), then the profile's top frames by self time
-// and the same grouped by package. BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
+// and the same grouped by package, the project's functions by inclusive time, and the busy time by
+// part of the gateway (PARTS). BENCH_PROFILE_MODE=distributed profiles 1 ingress + 1 worker
 // (private redis-server, private Postgres schema) instead, one summary per process. The raw
 // .cpuprofile files stay in the printed directory (open them in Chrome DevTools or speedscope for
 // the flame graph). BENCH_PROFILER=perf samples on-CPU time with Linux `perf` instead (the
@@ -143,13 +144,52 @@ function summarize(path: string): void {
       inclusive.set(key, (inclusive.get(key) ?? 0) + us);
     }
   }
+  // Busy time by part of the gateway: each sample counts once, in the first part (PARTS' order)
+  // that any frame of its stack belongs to.
+  const byPart = new Map<string, number>();
+  let busy = 0;
+  for (const [id, us] of selfUs) {
+    if (nodeById.get(id)!.callFrame.functionName === "(idle)") continue;
+    busy += us;
+    let part = "other";
+    let rank = PARTS.length;
+    for (let cur: number | undefined = id; cur !== undefined && rank > 0; cur = parent.get(cur)) {
+      const { functionName, url } = nodeById.get(cur)!.callFrame;
+      const i = PARTS.findIndex(([, matches]) => matches(functionName, url));
+      if (i !== -1 && i < rank) [rank, part] = [i, PARTS[i]![0]];
+    }
+    byPart.set(part, (byPart.get(part) ?? 0) + us);
+  }
   const pct = (us: number) => `${((us * 100) / total).toFixed(1)}%`;
   const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => `| ${pct(us)} | ${k.replaceAll("|", "\\|")} |`);
   console.log(`\nprofile: ${path}, ${(total / 1e6).toFixed(2)} s sampled (${window ? "the measured turns only" : "whole process life, start-up included"})`);
   console.log(["", "| self | frame |", "|---|---|", ...top(byFrame, TOP)].join("\n"));
   console.log(["", "| self | package |", "|---|---|", ...top(byPackage, 15)].join("\n"));
   console.log(["", "| inclusive | project function |", "|---|---|", ...top(inclusive, TOP)].join("\n"));
+  const ofBusy = (us: number) => `${((us * 100) / busy).toFixed(1)}%`;
+  console.log(["", "| share of busy time | part |", "|---|---|", ...[...byPart].sort((a, b) => b[1] - a[1]).map(([k, us]) => `| ${ofBusy(us)} | ${k} |`)].join("\n"));
 }
+
+/**
+ * The parts of the gateway a sample is charged to, in order: a stack that runs through several
+ * counts in the first (a Redis write inside a snapshot save is the snapshot's, a BidiAppend's append
+ * script is the BidiAppend's, the engine's Redis and store calls are Redis's and the store's,
+ * the undici Headers Connect builds are Connect's). `url` is the script's URL, `name` the function's.
+ */
+const PARTS: readonly [string, (name: string, url: string) => boolean][] = [
+  ["GC", (name) => name === "(garbage collector)"],
+  ["node-postgres and the store", (_, url) => /node_modules\/(pg|pg-pool|pg-protocol)\/|\/libs\/store\//.test(url)],
+  ["BullMQ", (_, url) => url.includes("node_modules/bullmq/")],
+  ["RunSSE", (_, url) => /\/libs\/edge\/(src|dist)\/run-sse/.test(url)],
+  ["BidiAppend and Connect", (_, url) => /\/libs\/edge\/(src|dist)\/(bidi-append|connect-edge)\.|node_modules\/@connectrpc\//.test(url)],
+  ["the provider call (SDK, fetch, stream)", (_, url) => /node_modules\/(openai|@anthropic-ai|@aws-sdk|@smithy)\/|undici|\/libs\/providers\//.test(url)],
+  ["snapshots", (_, url) => /\/libs\/(agent|protocol)\/(src|dist)\/(run\/)?(snapshots?|gate)\.[jt]s$/.test(url)],
+  ["checkpoints and blobs", (_, url) => /\/libs\/protocol\/(src|dist)\/(checkpoint|blobs)\.[jt]s$/.test(url)],
+  ["Redis", (_, url) => /node_modules\/ioredis\/|\/libs\/(redis|bus)\//.test(url)],
+  ["the engine", (_, url) => /\/libs\/(agent|protocol)\//.test(url)],
+  ["HTTP server", (_, url) => url.startsWith("node:_http_")],
+  ["metering", (_, url) => url.includes("/libs/metering/")],
+];
 
 /**
  * An on-CPU `perf` recording: the share of each binary (the kernel's part is syscalls and
