@@ -5,7 +5,7 @@ import { Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BusUnavailableError, createBullmqDispatcher, runJobId, type BullmqDispatcher, type RunJobData } from "../src/index.js";
-import { commandCount, monitorCommands } from "@byok/testing";
+import { commandCount, countSocketWrites, monitorCommands } from "@byok/testing";
 import { REDIS_URL } from "./redis-harness.js";
 
 const ref = { tenantId: "acme", requestId: "req-1" };
@@ -66,13 +66,17 @@ describe("BullMQ dispatcher", () => {
     }
   });
 
-  it("admits a new run until maxWaitingRuns jobs wait, reading the depth with two commands (LLEN + ZCARD)", async () => {
+  it("admits a new run until maxWaitingRuns jobs wait, reading the depth with two commands (LLEN + ZCARD) in one write", async () => {
     const p = `{test-admit-${randomUUID().slice(0, 8)}}`;
     const limited = createBullmqDispatcher({ redis: REDIS_URL, name, prefix: p, maxWaitingRuns: 2 });
     try {
       await limited.dispatch(ref, 1, {});
       const m = await monitorCommands(REDIS_URL);
+      // The dispatcher's own producer connection (a standalone ioredis client here).
+      const connection = (await limited.queue.getBackend().client) as unknown as Redis;
+      const writes = countSocketWrites(connection.stream);
       expect(await limited.admit()).toBeUndefined();
+      expect(writes).toEqual({ writes: 1, chunks: 2 });
       expect(commandCount(await m.stop(), p)).toBe(2);
       await limited.dispatch(ref, 2, {});
       expect(await limited.admit()).toEqual({ waiting: 2, limit: 2 });

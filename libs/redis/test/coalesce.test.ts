@@ -3,34 +3,12 @@
 // stream-implementer methods every write goes through) and their replies are each command's own;
 // a reconnected socket is coalesced too, and so is every node connection of a Redis Cluster.
 import { randomUUID } from "node:crypto";
-import type { Socket } from "node:net";
 import type { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { haveRedisServerBinary, startRedisCluster } from "@byok/testing";
+import { countSocketWrites, haveRedisServerBinary, startRedisCluster } from "@byok/testing";
 import { closeConnection, defaultTuning, hashTag, openConnection } from "../src/index.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
-
-/** Counts the socket's writes (each `_write` or `_writev` is one write to the kernel) and the chunks in them. */
-function countWrites(socket: Socket): { writes: number; chunks: number } {
-  const seen = { writes: 0, chunks: 0 };
-  const s = socket as Socket & { _write: (...a: unknown[]) => void; _writev?: (chunks: unknown[], cb: unknown) => void };
-  const write = s._write.bind(s);
-  s._write = (...a: unknown[]) => {
-    seen.writes++;
-    seen.chunks++;
-    write(...a);
-  };
-  const writev = s._writev?.bind(s);
-  if (writev) {
-    s._writev = (chunks: unknown[], cb: unknown) => {
-      seen.writes++;
-      seen.chunks += chunks.length;
-      writev(chunks, cb);
-    };
-  }
-  return seen;
-}
 
 /**
  * `n` commands, each from its own callback of one loop turn (immediates queued together run in
@@ -53,7 +31,7 @@ describe("coalesced Redis writes", () => {
 
   it("sends the commands of one loop turn in one write, each answered with its own reply", async () => {
     await redis.ping();
-    const seen = countWrites(redis.stream);
+    const seen = countSocketWrites(redis.stream);
     const replies = await fromSeparateCallbacks(40, (i) => redis.incrby(`${prefix}:n${i % 4}`, i));
     expect(seen).toEqual({ writes: 1, chunks: 40 });
     // Keys n0..n3: each reply is the running total of that key, in issue order.
@@ -62,7 +40,7 @@ describe("coalesced Redis writes", () => {
   });
 
   it("a command alone goes out at once, in its own write", async () => {
-    const seen = countWrites(redis.stream);
+    const seen = countSocketWrites(redis.stream);
     expect(await redis.set(`${prefix}:alone`, "1")).toBe("OK");
     expect(seen).toEqual({ writes: 1, chunks: 1 });
   });
@@ -78,7 +56,7 @@ describe("coalesced Redis writes", () => {
     }
     for (let i = 0; i < 200 && (redis.stream === first || redis.status !== "ready"); i++) await new Promise((r) => setTimeout(r, 25));
     expect(redis.stream).not.toBe(first);
-    const seen = countWrites(redis.stream);
+    const seen = countSocketWrites(redis.stream);
     const replies = await fromSeparateCallbacks(10, (i) => redis.echo(`r${i}`));
     expect(replies).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`));
     expect(seen).toEqual({ writes: 1, chunks: 10 });
@@ -95,7 +73,7 @@ describe.runIf(await haveRedisServerBinary())("coalesced Redis writes on a Redis
       const nodes = (redis as unknown as { nodes(role: "master"): Redis[] }).nodes("master");
       expect(nodes).toHaveLength(3);
       await Promise.all(nodes.map((n) => n.ping())); // node connections open lazily
-      const counts = nodes.map((n) => countWrites(n.stream));
+      const counts = nodes.map((n) => countSocketWrites(n.stream));
       const replies = await fromSeparateCallbacks(20, () => redis.incr(key));
       expect(replies).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
       // All twenty went to the slot's node, in one write.

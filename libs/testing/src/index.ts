@@ -11,3 +11,4 @@ export * from "./metrics/prometheus.js";
 export * from "./wait.js";
 export * from "./postgres/private-server.js";
 export * from "./net/counting-proxy.js";
+export * from "./net/socket-writes.js";

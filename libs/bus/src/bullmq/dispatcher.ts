@@ -115,7 +115,7 @@ export function createBullmqDispatcher(config: BullmqDispatcherConfig): BullmqDi
  * trip (the connection sends the commands of one event-loop turn in one write, @byok/redis
  * `coalesceWrites`). Not an ioredis pipeline: building one copies every script command defined
  * on the connection (BullMQ's, dozens) onto the pipeline object, which cost more CPU than the
- * two commands themselves (docs/benchmarks.md "The queue depth without a pipeline").
+ * two commands themselves (docs/benchmarks.md "Taken: the queue depth without a pipeline").
  */
 async function readWaiting(connection: RedisClient, queue: Queue<RunJobData>): Promise<number> {
   const [wait, prioritized] = await Promise.all([connection.llen(queue.toKey("wait")), connection.zcard(queue.toKey("prioritized"))]);
