@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { startCountingProxy, watchOutput } from "@byok/testing";
+import { startCountingProxy, waitFor, watchOutput } from "@byok/testing";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 const MAIN = join(ROOT, "services/admin/src/main.ts");
@@ -52,7 +52,7 @@ describe("admin: stopping while PostgreSQL does not answer (real process)", () =
       proxy.freeze();
       // A request caught by the partition: its query gets no answer.
       const caught = list().catch(() => "cut");
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor(() => proxy.heldBytes() > 0, 30_000, "the request's query caught by the partition");
       const t0 = Date.now();
       child.kill("SIGTERM");
       const code = await Promise.race([out.exited, new Promise((r) => setTimeout(() => r("still running"), 20_000))]);

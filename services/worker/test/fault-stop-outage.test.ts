@@ -3,6 +3,7 @@
 // process exits 1 saying why, instead of hanging until a SIGKILL. Private redis-server, real process.
 import type { ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@byok/testing";
 import { startTestCluster, type TestCluster } from "./process-harness.js";
 import { freePort, haveRedisServer, killRedisServer, startRedisServer } from "./redis-servers.js";
 
@@ -23,6 +24,10 @@ describe.runIf(haveRedisServer)("stopping during a Redis outage (real process, p
     const [worker] = c.workers;
     await killRedisServer(redis!);
     redis = undefined;
+    // The outage as the worker lives it: its connections saw Redis go and are reconnecting in
+    // vain. A SIGTERM before that (the sockets not yet closed) lets the QUITs go out on the dying
+    // sockets and the stop finish at once, which is not the case under test.
+    await waitFor(() => worker!.lines.some((l) => l.includes("ECONNREFUSED")), 10_000, "the worker noticing the outage");
     const t0 = Date.now();
     worker!.signal("SIGTERM");
     const code = await Promise.race([worker!.exited, new Promise((r) => setTimeout(() => r("still running"), 20_000))]);

@@ -9,6 +9,8 @@ export interface CountingProxy {
   connections(): number;
   /** A partition: from now on nothing passes either way, and every connection stays open. */
   freeze(): void;
+  /** Bytes sent into the partition since `freeze()` (read and dropped): what a caller waits on to know a request is caught. */
+  heldBytes(): number;
   close(): Promise<void>;
 }
 
@@ -17,10 +19,17 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
   const { hostname, port: targetPort } = new URL(target);
   let accepted = 0;
   let frozen = false;
+  let held = 0;
   const open = new Set<Socket>();
+  // Frozen: whatever arrives is counted and goes nowhere (no side hears back; the socket stays open).
+  const hold = (s: Socket) => s.on("data", (chunk: Buffer) => void (held += chunk.byteLength)).resume();
   const server = createServer((client) => {
     accepted++;
-    if (frozen) return void open.add(client);
+    if (frozen) {
+      open.add(client);
+      client.on("error", () => undefined);
+      return void hold(client);
+    }
     const upstream = connect(Number(targetPort), hostname);
     for (const s of [client, upstream]) {
       open.add(s);
@@ -43,9 +52,10 @@ export async function startCountingProxy(target: string): Promise<CountingProxy>
       frozen = true;
       for (const s of open) {
         s.unpipe();
-        s.pause();
+        hold(s);
       }
     },
+    heldBytes: () => held,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of open) s.destroy();
