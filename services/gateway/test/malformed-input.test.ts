@@ -1,6 +1,6 @@
 // Whatever a client sends to a Connect route ends as a 4xx Connect error with aiserver.v1.ErrorDetails
 // and a message in the protocol's words: never HTTP 5xx, never a decoder's wording or a stack trace.
-import { request } from "node:http";
+import { Agent, request } from "node:http";
 import { connect } from "node:http2";
 import { gzipSync } from "node:zlib";
 import fc from "fast-check";
@@ -283,6 +283,46 @@ describe("malformed input on every Connect route", () => {
     });
     expect(r.status).toBe(429);
     expectClientFault(unaryError(r), ["resource_exhausted"]);
+  });
+
+  it("refuses a chunked body (no content-length) once it passes the limit, and keeps the connection's next call", async () => {
+    // The unary path reads Node's request itself (connect-edge.ts serveUnary): past the limit it
+    // stops reading and answers, and the rest of the body is drained, not parsed.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const r = await new Promise<Raw>((resolve, reject) => {
+        const req = request(`${h.gw.url}${BIDI_APPEND}`, { method: "POST", agent, headers: { "content-type": "application/proto" } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        });
+        req.on("error", reject);
+        for (let i = 0; i < 8; i++) req.write(Buffer.alloc(64 * 1024));
+        req.end();
+      });
+      expect(r.status).toBe(429);
+      const e = unaryError(r);
+      expectClientFault(e, ["resource_exhausted"]);
+      expect(e.message).toMatch(/BidiAppend body is over \d+ bytes/);
+      const next = await post(h.gw.url, BIDI_APPEND, new Uint8Array([0xff]), { "content-type": "application/proto" });
+      expect(next.status).toBe(400);
+      expectClientFault(unaryError(next), ["invalid_argument"]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("keeps serving after a client leaves in the middle of a BidiAppend body", async () => {
+    await new Promise<void>((resolve) => {
+      const req = request(`${h.gw.url}${BIDI_APPEND}`, { method: "POST", headers: { "content-type": "application/proto", "content-length": "1000" } });
+      req.on("error", () => resolve());
+      req.write(Buffer.alloc(100), () => setTimeout(() => req.destroy(), 50));
+      req.on("close", () => resolve());
+    });
+    const body = toBinary(BidiAppendRequestSchema, create(BidiAppendRequestSchema, { requestId: { requestId: "left-mid-body" }, appendSeqno: 0n }));
+    const r = await post(h.gw.url, BIDI_APPEND, body, { "content-type": "application/proto" });
+    expect(r.status).toBe(400);
+    expect(unaryError(r).message).toMatch(/no payload/);
   });
 
   it("answers a wrong HTTP method and an unknown procedure with Connect errors", async () => {
