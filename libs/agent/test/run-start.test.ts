@@ -51,7 +51,7 @@ describe.each(["memory", "redis"] as const)("a new run's start (%s bus)", (busKi
     const bus = busOf();
     const marks: Mark[] = [];
     const recordingBus = recorded(bus as Bus & object, ["readInput", "claim", "takePrewarm", "markConversationRun", "appendOutput", "saveSnapshot"], marks, "bus");
-    const store = recorded(world.store as Store & object, ["claimRun", "appendHistory", "putBlobs", "latestCheckpoint", "upsertConversation"], marks, "store");
+    const store = recorded(world.store as Store & object, ["claimRun", "appendHistory", "putBlobs", "latestCheckpoint", "listHistory"], marks, "store");
     const admitting: RunMeter = {
       ...UNMETERED,
       admitRun: async () => {
@@ -82,8 +82,8 @@ describe.each(["memory", "redis"] as const)("a new run's start (%s bus)", (busKi
     expect(marks.findIndex((m) => m.call === "bus.takePrewarm")).toBeGreaterThan(claimed);
     expect(overlapped(marks, "store.appendHistory", "store.putBlobs")).toBe(true);
     expect(overlapped(marks, "store.appendHistory", "bus.markConversationRun")).toBe(true);
-    // The first frame goes out while the pass is prepared (the conversation's touch).
-    expect(overlapped(marks, "bus.appendOutput", "store.upsertConversation")).toBe(true);
+    // The first frame goes out while the pass is prepared (its history read, which touches the conversation).
+    expect(overlapped(marks, "bus.appendOutput", "store.listHistory")).toBe(true);
     // The checkpoint read's batch emitted nothing, and its snapshot waited for the next batch
     // (the first frame goes out as the pass starts; the snapshot is saved behind it).
     expect(beforeFirstFrame.filter((m) => m.call === "bus.saveSnapshot")).toEqual([]);

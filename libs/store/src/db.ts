@@ -42,7 +42,10 @@ const dialect = new PgDialect();
  * drizzle's query builders without a connection, for building a statement to render: both drivers
  * render with the same PgDialect, so the text is the one drizzle would send on either.
  */
-const builders: Pick<Db, "select" | "insert"> = drizzle.mock();
+const builders: StatementBuilders = drizzle.mock();
+
+/** The query builders a rendered statement is built with. */
+export type StatementBuilders = Pick<Db, "select" | "insert">;
 
 /**
  * Renders a statement built with drizzle (tables and columns from the schema, values as named
@@ -51,7 +54,7 @@ const builders: Pick<Db, "select" | "insert"> = drizzle.mock();
  * statements rendered once") run it with `bind` instead of having drizzle rebuild the same text on
  * every call, which cost ~0.3–0.4 ms of CPU each (docs/benchmarks.md, "Statements rendered once").
  */
-export function renderStatement(build: (value: (name: string) => SQL, qb: Pick<Db, "select" | "insert">) => SQL): RenderedStatement {
+export function renderStatement(build: (value: (name: string) => SQL, qb: StatementBuilders) => SQL): RenderedStatement {
   const q = dialect.sqlToQuery(build((name) => sql`${sql.placeholder(name)}`, builders));
   return {
     text: q.sql,

@@ -3,9 +3,9 @@
  * migrated database from drivers/pglite.ts or drivers/postgres.ts.
  * Every statement filters on tenant_id: no method can read or change another tenant's rows.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
-import { bind, columnList, columnName, driverValue, isUniqueViolation, renderStatement, rowReader, rowsOf, type RenderedStatement } from "./db.js";
+import { bind, columnList, columnName, driverValue, isUniqueViolation, renderStatement, rowReader, rowsOf, type RenderedStatement, type StatementBuilders } from "./db.js";
 import { appendTarget, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
@@ -21,16 +21,6 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
     and(eq(history.tenantId, tenantId), eq(history.conversationId, conversationId));
 
   return {
-    async upsertConversation(tenantId, conversationId, meta = {}) {
-      const { rows } = await opened.query(UPSERT_CONVERSATION.text, bind(UPSERT_CONVERSATION, {
-        tenantId: driverValue(conversations.tenantId, tenantId),
-        conversationId: driverValue(conversations.conversationId, conversationId),
-        meta: driverValue(conversations.meta, meta),
-      }));
-      if (rows[0] === undefined) throw new Error("upsert returned no row");
-      return toConversation(readConversation(rows[0]));
-    },
-
     async getConversation(tenantId, conversationId) {
       const [row] = await db
         .select()
@@ -57,11 +47,14 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       }
     },
 
-    async listHistory(tenantId, conversationId) {
-      const { rows } = await opened.query(LIST_HISTORY.text, bind(LIST_HISTORY, {
+    async listHistory(tenantId, conversationId, touch) {
+      const values = {
         tenantId: driverValue(history.tenantId, tenantId),
         conversationId: driverValue(history.conversationId, conversationId),
-      }));
+      };
+      const { rows } = touch === undefined
+        ? await opened.query(LIST_HISTORY.text, bind(LIST_HISTORY, values))
+        : await opened.query(LIST_HISTORY_TOUCHING.text, bind(LIST_HISTORY_TOUCHING, { ...values, meta: driverValue(conversations.meta, touch) }));
       return rows.map((r) => toHistoryEntry(readHistory(r)));
     },
 
@@ -138,28 +131,32 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
  * `mapFromDriverValue` (db.ts `rowReader`), as drizzle's select did.
  */
 
-/** `||` on jsonb is a shallow merge done by the server, so concurrent upserts never lose a key. */
-const UPSERT_CONVERSATION = renderStatement((value, qb) =>
+const listHistorySql = (value: (name: string) => SQL, qb: StatementBuilders) =>
   qb
+    .select()
+    .from(history)
+    .where(and(eq(history.tenantId, value("tenantId")), eq(history.conversationId, value("conversationId"))))
+    .orderBy(asc(history.seq))
+    .getSQL();
+const LIST_HISTORY = renderStatement(listHistorySql);
+
+/**
+ * The history read with the conversation's touch in front, as a data-modifying CTE: Postgres
+ * runs it to completion whether or not the read refers to it, in the read's snapshot (the read
+ * touches no conversations row). `||` on jsonb is a shallow merge done by the server, so
+ * concurrent touches never lose a key.
+ */
+const LIST_HISTORY_TOUCHING = renderStatement((value, qb) => {
+  const touch = qb
     .insert(conversations)
     .values({ tenantId: value("tenantId"), conversationId: value("conversationId"), meta: value("meta") })
     .onConflictDoUpdate({
       target: [conversations.tenantId, conversations.conversationId],
       set: { meta: sql`${conversations.meta} || excluded.meta`, updatedAt: sql`now()` },
     })
-    .returning()
-    .getSQL(),
-);
-const readConversation = rowReader(getTableColumns(conversations));
-
-const LIST_HISTORY = renderStatement((value, qb) =>
-  qb
-    .select()
-    .from(history)
-    .where(and(eq(history.tenantId, value("tenantId")), eq(history.conversationId, value("conversationId"))))
-    .orderBy(asc(history.seq))
-    .getSQL(),
-);
+    .getSQL();
+  return sql`with touched as (${touch}) ${listHistorySql(value, qb)}`;
+});
 const readHistory = rowReader(getTableColumns(history));
 
 /** The record's columns (the id only orders). drizzle sends a limit as a parameter, hence `limit` (always 1). */

@@ -68,12 +68,6 @@ export interface Store {
    */
   claimRun(tenantId: string, fence: RunFence): Promise<boolean>;
 
-  /**
-   * Creates the conversation if missing; merges `meta` into the stored meta. Returns the record.
-   * The merge is shallow and done by the database (top-level keys of `meta` replace stored ones,
-   * other stored keys stay), so concurrent upserts never lose each other's keys. Bumps updatedAt.
-   */
-  upsertConversation(tenantId: string, conversationId: string, meta?: Record<string, unknown>): Promise<ConversationRecord>;
   getConversation(tenantId: string, conversationId: string): Promise<ConversationRecord | undefined>;
 
   /**
@@ -89,8 +83,14 @@ export interface Store {
    * body.dedupeKey counts only when it is a non-empty string.
    */
   appendHistory(entries: NewHistoryEntry[], fence?: RunFence): Promise<HistoryEntry[]>;
-  /** Entries in seq order. */
-  listHistory(tenantId: string, conversationId: string): Promise<HistoryEntry[]>;
+  /**
+   * Entries in seq order. With `touch`, the same statement also creates the conversation if
+   * missing, merges `touch` into its meta and bumps updatedAt: a pass's start reads its history
+   * and marks its conversation in one round trip. The merge is shallow and done by the database
+   * (top-level keys of `touch` replace stored ones, other stored keys stay), so concurrent
+   * touches never lose each other's keys.
+   */
+  listHistory(tenantId: string, conversationId: string, touch?: Record<string, unknown>): Promise<HistoryEntry[]>;
   /** Marks the given entries interrupted (a cut provider pass). Seqs not in the conversation are ignored. */
   markInterrupted(tenantId: string, conversationId: string, seqs: number[], fence?: RunFence): Promise<void>;
 

@@ -18,7 +18,7 @@ export type StoreFactory = () => Promise<Store>;
  * skipped there.
  */
 export interface StoreKeeps {
-  /** upsertConversation stores the row. */
+  /** A history read with a touch stores the conversation's row. */
   conversationRows: boolean;
   /** A history append reaches the database (and so creates the conversation row). */
   durableHistory: boolean;
@@ -47,33 +47,52 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
     });
 
     describe.skipIf(!keeps.conversationRows)("conversations", () => {
-      it("is undefined before the first upsert", async () => {
+      /** The conversation's touch (a pass's history read) and the record it left. */
+      const touch = async (tenant: string, conv: string, meta: Record<string, unknown> = {}) => {
+        await store.listHistory(tenant, conv, meta);
+        const record = await store.getConversation(tenant, conv);
+        if (record === undefined) throw new Error("the touch stored no conversation");
+        return record;
+      };
+
+      it("is undefined before the first touch", async () => {
         const { tenant, conv } = ids();
         expect(await store.getConversation(tenant, conv)).toBeUndefined();
       });
 
-      it("creates with empty meta and returns the stored record", async () => {
+      it("creates with the touch's meta, and returns the history in the same call", async () => {
         const { tenant, conv } = ids();
-        const created = await store.upsertConversation(tenant, conv);
+        expect(await store.listHistory(tenant, conv, {})).toEqual([]);
+        const created = await store.getConversation(tenant, conv);
         expect(created).toMatchObject({ tenantId: tenant, conversationId: conv, meta: {} });
-        expect(created.createdAt).toBeInstanceOf(Date);
-        expect(await store.getConversation(tenant, conv)).toEqual(created);
+        expect(created?.createdAt).toBeInstanceOf(Date);
+        await store.appendHistory([entry(tenant, conv), entry(tenant, conv)]);
+        const touched = await store.listHistory(tenant, conv, { lastRequestId: "r2" });
+        expect(touched).toEqual(await store.listHistory(tenant, conv));
+        expect(touched.map((e) => e.seq)).toEqual([0, 1]);
+        expect((await store.getConversation(tenant, conv))?.meta).toEqual({ lastRequestId: "r2" });
+      });
+
+      it("reads history without a touch and leaves the conversation as it was", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.listHistory(tenant, conv)).toEqual([]);
+        expect(await store.getConversation(tenant, conv)).toBeUndefined();
       });
 
       it("merges meta shallowly: new keys added, same keys replaced, others kept", async () => {
         const { tenant, conv } = ids();
-        await store.upsertConversation(tenant, conv, { mode: "agent", model: { id: "a" } });
-        const merged = await store.upsertConversation(tenant, conv, { model: { name: "b" }, summary: 3 });
+        await touch(tenant, conv, { mode: "agent", model: { id: "a" } });
+        const merged = await touch(tenant, conv, { model: { name: "b" }, summary: 3 });
         expect(merged.meta).toEqual({ mode: "agent", model: { name: "b" }, summary: 3 });
-        const untouched = await store.upsertConversation(tenant, conv);
+        const untouched = await touch(tenant, conv);
         expect(untouched.meta).toEqual(merged.meta);
         expect(untouched.createdAt).toEqual(merged.createdAt);
         expect(untouched.updatedAt.getTime()).toBeGreaterThanOrEqual(untouched.createdAt.getTime());
       });
 
-      it("loses no key under concurrent upserts", async () => {
+      it("loses no key under concurrent touches", async () => {
         const { tenant, conv } = ids();
-        await Promise.all(Array.from({ length: 10 }, (_, i) => store.upsertConversation(tenant, conv, { [`k${i}`]: i })));
+        await Promise.all(Array.from({ length: 10 }, (_, i) => store.listHistory(tenant, conv, { [`k${i}`]: i })));
         const meta = (await store.getConversation(tenant, conv))?.meta;
         expect(meta).toEqual(Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`k${i}`, i])));
       });
@@ -363,7 +382,7 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         const conv = `shared-${randomUUID()}`; // same conversation id in both tenants
         const blob = new Uint8Array([42, 42]);
 
-        await store.upsertConversation(a, conv, { owner: "a" });
+        await store.listHistory(a, conv, { owner: "a" });
         await store.appendHistory([entry(a, conv, { body: { dedupeKey: "k", secret: "a" } }), entry(a, conv)]);
         await store.saveCheckpoint({ tenantId: a, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
         await store.putBlobs(a, [{ id: sha256(blob), data: blob }]);
@@ -375,8 +394,8 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         expect(await store.getBlob(b, sha256(blob))).toBeUndefined();
 
         // B acting on the same ids neither sees nor changes A's rows.
-        const bConv = await store.upsertConversation(b, conv, { owner: "b" });
-        if (keeps.conversationRows) expect(bConv.meta).toEqual({ owner: "b" });
+        expect(await store.listHistory(b, conv, { owner: "b" })).toEqual([]);
+        if (keeps.conversationRows) expect((await store.getConversation(b, conv))?.meta).toEqual({ owner: "b" });
         const bEntries = await store.appendHistory([entry(b, conv, { body: { dedupeKey: "k" } })]);
         expect(bEntries.map((e) => [e.tenantId, e.seq])).toEqual([[b, 0]]);
         await store.markInterrupted(b, conv, [0, 1]);

@@ -32,7 +32,7 @@ describe("ephemeral content store over a database store", () => {
     const { tenant, conv } = ids();
     const { store } = contentStore(db, mode);
     const blob = new Uint8Array([9, 9]);
-    await store.upsertConversation(tenant, conv, { mode: "agent" });
+    expect(await store.listHistory(tenant, conv, { mode: "agent" })).toEqual([]);
     await store.appendHistory([entry(tenant, conv)]);
     await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
     await store.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);

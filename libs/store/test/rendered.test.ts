@@ -120,21 +120,18 @@ describe.each(drivers)("rendered statements vs drizzle: %s", (_name, open) => {
     expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([1, 1, 1, 1]);
   });
 
-  it("conversations: the rendered upsert returns what drizzle reads, over a row drizzle wrote", async () => {
+  it("conversations: the rendered touch merges into a row drizzle wrote, as drizzle reads it", async () => {
     const { tenant, conv } = ids();
     await opened.db.insert(conversations).values({ tenantId: tenant, conversationId: conv, meta: { keep: { nested: [1, "x"] }, replace: 1 }, createdAt: MICROS, updatedAt: MICROS });
-    const upserted = await store.upsertConversation(tenant, conv, { replace: { now: "an object" }, added: null });
-    const [row] = await opened.db.select().from(conversations).where(and(eq(conversations.tenantId, tenant), eq(conversations.conversationId, conv)));
-    const { nextSeq: _n, ...viaDrizzle } = row!;
-    expect(upserted).toStrictEqual(viaDrizzle);
-    expect(upserted.meta).toStrictEqual({ keep: { nested: [1, "x"] }, replace: { now: "an object" }, added: null });
-    expect(upserted.createdAt.toISOString()).toBe("2024-02-29T23:59:59.987Z");
-    expect(upserted.updatedAt.getTime()).toBeGreaterThan(upserted.createdAt.getTime());
-    // A new conversation, no meta given: created with {} and returned as getConversation (drizzle) reads it.
+    expect(await store.listHistory(tenant, conv, { replace: { now: "an object" }, added: null })).toEqual([]);
+    const touched = await store.getConversation(tenant, conv);
+    expect(touched?.meta).toStrictEqual({ keep: { nested: [1, "x"] }, replace: { now: "an object" }, added: null });
+    expect(touched?.createdAt.toISOString()).toBe("2024-02-29T23:59:59.987Z");
+    expect(touched!.updatedAt.getTime()).toBeGreaterThan(touched!.createdAt.getTime());
+    // A new conversation, an empty touch: created with {}.
     const { conv: fresh } = ids();
-    const created = await store.upsertConversation(tenant, fresh);
-    expect(created).toStrictEqual(await store.getConversation(tenant, fresh));
-    expect(created.meta).toStrictEqual({});
+    await store.listHistory(tenant, fresh, {});
+    expect((await store.getConversation(tenant, fresh))?.meta).toStrictEqual({});
   });
 
   describe("putBlobs", () => {

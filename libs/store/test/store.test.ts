@@ -219,7 +219,7 @@ describe("postgres", () => {
     const a = await open();
     const b = await open(other);
     try {
-      await a.upsertConversation("t", "only-in-a");
+      await a.listHistory("t", "only-in-a", {});
       expect(await b.getConversation("t", "only-in-a")).toBeUndefined();
     } finally {
       await Promise.all([a.close(), b.close()]);
@@ -237,7 +237,7 @@ describe("postgres", () => {
 const SAMPLE = { tenant: "persist-tenant", conv: "persist-conv", blob: new Uint8Array([1, 2, 3]) };
 
 async function writeSample(store: Store): Promise<void> {
-  await store.upsertConversation(SAMPLE.tenant, SAMPLE.conv, { mode: "agent" });
+  await store.listHistory(SAMPLE.tenant, SAMPLE.conv, { mode: "agent" });
   await store.appendHistory([
     { tenantId: SAMPLE.tenant, conversationId: SAMPLE.conv, requestId: "r", generation: 1, turn: 0, kind: "user", body: { text: "hi" }, interrupted: false },
   ]);

@@ -8,8 +8,8 @@ import type { RunContext } from "./context.js";
  * still lists, plus the run's own entries (docs/architecture.md "History"). The turns are
  * resolved once per run.
  */
-export async function conversationHistory(ctx: RunContext, run: RunStart): Promise<HistoryEntry[]> {
-  const all = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId);
+export async function conversationHistory(ctx: RunContext, run: RunStart, touch?: Record<string, unknown>): Promise<HistoryEntry[]> {
+  const all = await ctx.content.listHistory(ctx.ref.tenantId, run.conversationId, touch);
   ctx.clientTurns ??= clientTurnsOf(ctx, run);
   return historyOfClientTurns(all, await ctx.clientTurns);
 }

@@ -29,16 +29,14 @@ export async function startModelCall(ctx: RunContext, modelCallId: string, attem
   const run = ctx.state.run;
   if (!run) return;
   if (attempt === 1) ctx.registerSecrets(run);
-  // The history read does not wait for the conversation's touch below: both are on the way to
-  // the provider request, one store round trip instead of two (docs/benchmarks.md "First text and run start").
-  const historyRead = conversationHistory(ctx, run);
+  // A new model call's history read also touches its conversation, in the same statement
+  // (docs/benchmarks.md "The history read touches the conversation"); it is on the way to the
+  // provider request beside the target resolution.
+  const historyRead = conversationHistory(ctx, run, attempt === 1 ? { lastRequestId: ctx.ref.requestId } : undefined);
   historyRead.catch(() => undefined); // awaited below, or not needed when the call is refused first
   if (attempt === 1) {
     // A new model call: resolve its targets and reset its retry budget.
-    const [, res] = await Promise.all([
-      ctx.content.upsertConversation(ctx.ref.tenantId, run.conversationId, { lastRequestId: ctx.ref.requestId }),
-      ctx.deps.resolveTargets(run, ctx.ref.tenantId),
-    ]);
+    const res = await ctx.deps.resolveTargets(run, ctx.ref.tenantId);
     if (!res.ok) {
       if (res.error.kind === "bad_model") await ctx.meter.unknownModel(ctx.ref, ctx.principal, run.modelId);
       ctx.push({ type: "run_refused", error: res.error });

@@ -23,7 +23,7 @@
  */
 import { appendTarget, assertBlobId } from "../checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "../dedupe.js";
-import type { ConversationRecord, HistoryEntry, NewHistoryEntry, Store } from "../types.js";
+import type { HistoryEntry, NewHistoryEntry, Store } from "../types.js";
 
 export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
 
@@ -82,11 +82,6 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
 
   const ephemeral: Store = {
     ...store,
-    async upsertConversation(tenantId, conversationId, meta): Promise<ConversationRecord> {
-      if (mode === "ephemeral_keep_conversation") return store.upsertConversation(tenantId, conversationId, meta);
-      const now = new Date();
-      return { tenantId, conversationId, meta: {}, createdAt: now, updatedAt: now };
-    },
     async appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]> {
       const target = appendTarget(entries);
       if (target === undefined) return [];
@@ -94,9 +89,10 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
       const base = await baseOf(c, target.tenantId, target.conversationId);
       return entries.map((e) => seen(hold(c, e)!, base));
     },
-    async listHistory(tenantId, conversationId): Promise<HistoryEntry[]> {
+    async listHistory(tenantId, conversationId, touch): Promise<HistoryEntry[]> {
       const c = held(tenantId, conversationId);
-      const stored = await store.listHistory(tenantId, conversationId);
+      // The conversation's row (its touch) is stored only when the tenant keeps conversations.
+      const stored = await store.listHistory(tenantId, conversationId, mode === "ephemeral_keep_conversation" ? touch : undefined);
       c.base ??= Promise.resolve(nextSeq(stored));
       const base = await c.base;
       return [...stored, ...c.rows.map((r) => seen(r, base))];
