@@ -6,13 +6,13 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import type { Bus } from "@byok/bus";
-import type { Store } from "@byok/store";
+import type { BlobPut, Store } from "@byok/store";
 import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
 import { UNMETERED, type RunMeter } from "../src/index.js";
 import { ackKv, suiteBus, suiteWorld, testEngine } from "./engine-fixture.js";
 
-type Mark = { call: string; at: "start" | "end"; snapshot?: boolean };
+type Mark = { call: string; at: "start" | "end"; snapshot?: boolean; blobs?: readonly BlobPut[] };
 
 /** Wraps the named methods of `target` so each call's start and settling are recorded in `marks`. */
 function recorded<T extends object>(target: T, names: readonly (keyof T & string)[], marks: Mark[], prefix: string): T {
@@ -23,7 +23,12 @@ function recorded<T extends object>(target: T, names: readonly (keyof T & string
     Object.defineProperty(out, name, {
       value: (...args: unknown[]) => {
         const call = `${prefix}.${name}`;
-        marks.push({ call, at: "start", ...(name === "appendOutput" ? { snapshot: args[5] !== undefined } : {}) });
+        marks.push({
+          call,
+          at: "start",
+          ...(name === "appendOutput" ? { snapshot: args[5] !== undefined } : {}),
+          ...(name === "appendHistory" ? { blobs: (args[2] ?? []) as readonly BlobPut[] } : {}),
+        });
         const settled = () => void marks.push({ call, at: "end" });
         const r = (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         r.then(settled, settled);
@@ -80,7 +85,11 @@ describe.each(["memory", "redis"] as const)("a new run's start (%s bus)", (busKi
     const claimed = marks.findIndex((m) => m.call === "store.claimRun" && m.at === "end");
     expect(marks.findIndex((m) => m.call === "meter.admitRun")).toBeGreaterThan(claimed);
     expect(marks.findIndex((m) => m.call === "bus.takePrewarm")).toBeGreaterThan(claimed);
-    expect(overlapped(marks, "store.appendHistory", "store.putBlobs")).toBe(true);
+    // The checkpoint's blobs ride in the user entry's append (one statement), and are stored.
+    expect(beforeFirstFrame.filter((m) => m.call === "store.putBlobs")).toEqual([]);
+    const carried = beforeFirstFrame.find((m) => m.call === "store.appendHistory" && m.at === "start")?.blobs ?? [];
+    expect(carried.length).toBeGreaterThan(0);
+    for (const b of carried) expect(Buffer.from((await world.store.getBlob(ref.tenantId, b.id))!)).toEqual(Buffer.from(b.data));
     expect(overlapped(marks, "store.appendHistory", "bus.markConversationRun")).toBe(true);
     // The first frame goes out while the pass is prepared (its history read, which touches the conversation).
     expect(overlapped(marks, "bus.appendOutput", "store.listHistory")).toBe(true);

@@ -11,7 +11,7 @@ import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
-import type { CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
+import type { BlobPut, CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
 
 export function createDrizzleStore(opened: OpenedDatabase): Store {
   const { db } = opened;
@@ -31,16 +31,17 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
 
     claimRun: createFenceClaims(db, opened.query),
 
-    async appendHistory(entries, fence) {
+    async appendHistory(entries, fence, puts = []) {
       const target = appendTarget(entries);
       if (target === undefined) return [];
+      for (const b of puts) assertBlobId(b.id, b.data);
       // One statement, no transaction: on PGlite a transaction holds the single connection across
       // its round trips, which every other run's statements wait behind. A concurrent appender of
       // the same dedupe key makes the statement fail on the unique index (its reads predate the
       // other's commit); the whole statement then undoes itself and runs again with fresh reads.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await appendOnce(opened.query, target.tenantId, target.conversationId, entries, fence);
+          return await appendOnce(opened.query, target.tenantId, target.conversationId, entries, fence, puts);
         } catch (e) {
           if (!isUniqueViolation(e) || attempt >= APPEND_ATTEMPTS) throw e;
         }
@@ -100,11 +101,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       for (const b of puts) assertBlobId(b.id, b.data);
       if (puts.length === 0) return;
       // Same id means same bytes, so a repeat put (or a repeat within the batch) changes nothing.
-      await opened.query(PUT_BLOBS.text, bind(PUT_BLOBS, {
-        tenantId: driverValue(blobs.tenantId, tenantId),
-        ids: puts.map((b) => hex(b.id)),
-        data: puts.map((b) => hex(b.data)),
-      }));
+      await opened.query(PUT_BLOBS.text, bind(PUT_BLOBS, blobValues(tenantId, puts)));
     },
 
     async getBlob(tenantId, blobId) {
@@ -197,13 +194,19 @@ const SAVE_CHECKPOINT = {
  * parameter byte by byte in JavaScript; `Buffer#toString("hex")` is native. ON CONFLICT DO
  * NOTHING without a target, as before: a stored blob or a repeat within the put is skipped.
  */
-const PUT_BLOBS = renderStatement((value) => {
+const putBlobsSql = (value: (name: string) => SQL) => {
   const columns = columnList([blobs.tenantId, blobs.blobId, blobs.data]);
   return sql`insert into ${blobs} (${columns})
     select ${value("tenantId")}::text, decode(b.id, 'hex'), decode(b.data, 'hex')
     from unnest(${value("ids")}::text[], ${value("data")}::text[]) as b(id, data)
     on conflict do nothing`;
-});
+};
+const PUT_BLOBS = renderStatement(putBlobsSql);
+
+/** The named values of the blobs' insert (PUT_BLOBS, and an append's `blobs_put`). */
+function blobValues(tenantId: string, puts: readonly BlobPut[]): Record<string, unknown> {
+  return { tenantId: driverValue(blobs.tenantId, tenantId), ids: puts.map((b) => hex(b.id)), data: puts.map((b) => hex(b.data)) };
+}
 
 function hex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
@@ -232,10 +235,11 @@ interface RawHistoryRow {
  *    max(seq) + 1 is the base, so rows written without the counter are never overwritten. A fenced
  *    append inserts the row only while its fence holds (the fence row share-locked until commit):
  *    no row means a newer claim, and nothing is written;
- *  - `ins`: the fresh rows at base + their number.
- * Rendered once per shape (fenced or not, db.ts `renderStatement`).
+ *  - `ins`: the fresh rows at base + their number;
+ *  - `blobs_put` (with blobs): PUT_BLOBS's insert, run to completion whatever the rest did.
+ * Rendered once per shape (fenced or not, with blobs or not; db.ts `renderStatement`).
  */
-function appendStatement(fenced: boolean): RenderedStatement {
+function appendStatement(fenced: boolean, withBlobs: boolean): RenderedStatement {
   return renderStatement((value) => {
     const [tenantId, conversationId] = [value("tenantId"), value("conversationId")];
     const sameIdentity = (a: string, b: string) =>
@@ -244,7 +248,8 @@ function appendStatement(fenced: boolean): RenderedStatement {
     const historyColumns = columnList([history.tenantId, history.conversationId, history.seq, history.requestId, history.generation, history.turn, history.kind, history.body, history.dedupeKey, history.interrupted]);
     const conversationKey = columnList([conversations.tenantId, conversations.conversationId]);
     return sql`
-      with input as (
+      with ${withBlobs ? sql`blobs_put as (${putBlobsSql(value)}),` : sql``}
+      input as (
         select * from jsonb_to_recordset(${value("input")}::jsonb)
           as i(ord int, request_id text, generation int, turn int, kind text, body jsonb, dedupe_key text, interrupted boolean)
       ),
@@ -278,10 +283,22 @@ function appendStatement(fenced: boolean): RenderedStatement {
   });
 }
 
-const APPEND_STATEMENTS = { fenced: appendStatement(true), unfenced: appendStatement(false) };
+const APPEND_STATEMENTS = {
+  fenced: appendStatement(true, false),
+  unfenced: appendStatement(false, false),
+  fencedWithBlobs: appendStatement(true, true),
+  unfencedWithBlobs: appendStatement(false, true),
+};
 
 /** One try of an append; returns each entry's row in input order (a deduplicated entry gets its earlier row). */
-async function appendOnce(query: OpenedDatabase["query"], tenantId: string, conversationId: string, entries: readonly NewHistoryEntry[], fence: RunFence | undefined): Promise<HistoryEntry[]> {
+async function appendOnce(
+  query: OpenedDatabase["query"],
+  tenantId: string,
+  conversationId: string,
+  entries: readonly NewHistoryEntry[],
+  fence: RunFence | undefined,
+  puts: readonly BlobPut[],
+): Promise<HistoryEntry[]> {
   const input = entries.map((e, ord) => ({
     ord,
     request_id: e.requestId,
@@ -292,8 +309,11 @@ async function appendOnce(query: OpenedDatabase["query"], tenantId: string, conv
     dedupe_key: dedupeKeyOf(e),
     interrupted: e.interrupted ?? false,
   }));
-  const statement = fence === undefined ? APPEND_STATEMENTS.unfenced : APPEND_STATEMENTS.fenced;
-  const result = await query(statement.text, bind(statement, { tenantId, conversationId, input: JSON.stringify(input), ...fence }));
+  const statement = puts.length === 0
+    ? (fence === undefined ? APPEND_STATEMENTS.unfenced : APPEND_STATEMENTS.fenced)
+    : (fence === undefined ? APPEND_STATEMENTS.unfencedWithBlobs : APPEND_STATEMENTS.fencedWithBlobs);
+  const values = { ...(puts.length === 0 ? {} : blobValues(tenantId, puts)), tenantId, conversationId, input: JSON.stringify(input), ...fence };
+  const result = await query(statement.text, bind(statement, values));
   const rows = rowsOf(result) as RawHistoryRow[];
   if (rows[0]?.touched !== 1) {
     if (fence !== undefined) throw fencedError(fence);

@@ -81,8 +81,12 @@ export interface Store {
    * serialised per conversation). The result has one entry per input, in input order; an input
    * that was deduplicated comes back as the entry stored earlier, with its original seq.
    * body.dedupeKey counts only when it is a non-empty string.
+   *
+   * `blobs` (of the entries' tenant) are stored by the same statement, as `putBlobs` stores them
+   * (checked first: a bad id stores nothing and appends nothing): a run's start writes its user
+   * entry and its checkpoint's blobs in one round trip. With no entries they are not stored.
    */
-  appendHistory(entries: NewHistoryEntry[], fence?: RunFence): Promise<HistoryEntry[]>;
+  appendHistory(entries: NewHistoryEntry[], fence?: RunFence, blobs?: readonly BlobPut[]): Promise<HistoryEntry[]>;
   /**
    * Entries in seq order. With `touch`, the same statement also creates the conversation if
    * missing, merges `touch` into its meta and bumps updatedAt: a pass's start reads its history

@@ -375,6 +375,34 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
       });
     });
 
+    describe("blobs with a history append", () => {
+      it("stores the blobs given with an append, fenced or not, repeats included", async () => {
+        const { tenant, conv } = ids();
+        const [one, two] = [new Uint8Array([1, 1]), new Uint8Array(3000).fill(7)];
+        const appended = await store.appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(one), data: one }, { id: sha256(one), data: one }]);
+        expect(appended.map((e) => e.seq)).toEqual([0]);
+        expect(Array.from((await store.getBlob(tenant, sha256(one))) ?? [])).toEqual([1, 1]);
+        if (keeps.fences) {
+          const fence = { requestId: `r-${randomUUID()}`, generation: 1, epoch: 1 };
+          expect(await store.claimRun(tenant, fence)).toBe(true);
+          await store.appendHistory([entry(tenant, conv, { requestId: fence.requestId })], fence, [{ id: sha256(two), data: two }, { id: sha256(one), data: one }]);
+          expect(Array.from((await store.getBlob(tenant, sha256(two))) ?? [])).toEqual(Array.from(two));
+        }
+        expect((await store.listHistory(tenant, conv)).length).toBe(keeps.fences ? 2 : 1);
+      });
+
+      it("appends nothing and stores none of them when one blob's id is wrong", async () => {
+        const { tenant, conv } = ids();
+        const good = new Uint8Array([4, 2]);
+        const err = await store
+          .appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(good), data: good }, { id: sha256(new Uint8Array([0])), data: good }])
+          .catch((e: unknown) => e);
+        expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
+        expect(await store.getBlob(tenant, sha256(good))).toBeUndefined();
+        expect(await store.listHistory(tenant, conv)).toEqual([]);
+      });
+    });
+
     describe("tenant isolation", () => {
       it("never shows tenant A's conversation, history, checkpoints or blobs to tenant B", async () => {
         const a = `tenant-a-${randomUUID()}`;

@@ -33,14 +33,17 @@ describe("ephemeral content store over a database store", () => {
     const { store } = contentStore(db, mode);
     const blob = new Uint8Array([9, 9]);
     expect(await store.listHistory(tenant, conv, { mode: "agent" })).toEqual([]);
-    await store.appendHistory([entry(tenant, conv)]);
+    const carried = new Uint8Array([8, 8]);
+    await store.appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(carried), data: carried }]);
     await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
     await store.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);
     expect(await store.listHistory(tenant, conv)).toHaveLength(1);
     expect(Array.from((await store.getBlob(tenant, sha256(blob)))!)).toEqual([9, 9]);
+    expect(Array.from((await store.getBlob(tenant, sha256(carried)))!)).toEqual([8, 8]);
     expect(await db.listHistory(tenant, conv)).toEqual([]);
     expect(await db.latestCheckpoint(tenant, conv)).toBeUndefined();
     expect(await db.getBlob(tenant, sha256(blob))).toBeUndefined();
+    expect(await db.getBlob(tenant, sha256(carried))).toBeUndefined();
     // Retention metadata keeps the conversation row (ids and timestamps); none keeps nothing.
     expect(await db.getConversation(tenant, conv)).toEqual(mode === "ephemeral" ? undefined : expect.objectContaining({ tenantId: tenant, conversationId: conv }));
   });

@@ -108,31 +108,40 @@ const RUNS_BESIDE: ReadonlySet<Effect["type"]> = new Set([
 /**
  * Runs one step's effects in order, except that neighbours in RUNS_BESIDE go out together (one
  * round trip where a run's start made three: the user's history entry, the checkpoint's blobs
- * and the conversation mark before its first frame). Two history appends never share a group
- * (their order is the conversation's order). Every effect of a group settles before a failure
- * is thrown, so nothing runs on after the step.
+ * and the conversation mark before its first frame). A group's blobs ride in its history append
+ * (one store statement for both). Two history appends never share a group (their order is the
+ * conversation's order). Every effect of a group settles before a failure is thrown, so nothing
+ * runs on after the step.
  */
 export async function executeAll(ctx: RunContext, effects: readonly Effect[]): Promise<void> {
-  let group: Promise<void>[] = [];
-  let groupHasHistory = false;
+  let group: Effect[] = [];
   const settle = async () => {
     if (group.length === 0) return;
     const running = group;
     group = [];
-    groupHasHistory = false;
-    await settleAll(running);
+    await settleAll(startGroup(ctx, running));
   };
   for (const eff of effects) {
     const beside = RUNS_BESIDE.has(eff.type);
-    if (!beside || (eff.type === "record_history" && groupHasHistory)) await settle();
+    if (!beside || (eff.type === "record_history" && group.some((e) => e.type === "record_history"))) await settle();
     if (!beside) {
       await execute(ctx, eff);
       continue;
     }
-    if (eff.type === "record_history") groupHasHistory = true;
-    group.push(execute(ctx, eff));
+    group.push(eff);
   }
   await settle();
+}
+
+/** Starts a group's effects, in order; its blobs go with its history append when it has one. */
+function startGroup(ctx: RunContext, group: readonly Effect[]): Promise<void>[] {
+  const append = group.find((e) => e.type === "record_history");
+  const blobs = group.flatMap((e) => (e.type === "store_blobs" ? e.blobs : []));
+  if (append === undefined || append.entries.length === 0 || blobs.length === 0) return group.map((e) => execute(ctx, e));
+  return group.flatMap((e) => {
+    if (e === append) return [recordHistory(ctx, append.entries, blobs)];
+    return e.type === "store_blobs" ? [] : [execute(ctx, e)];
+  });
 }
 
 /** Waits for every task, then throws the first failure: nothing is left running behind an error. */
@@ -188,7 +197,11 @@ async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["deci
   ctx.log.info({ ok: d.ok, code: d.code }, "run ended");
 }
 
-async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "record_history" }>["entries"]): Promise<void> {
+async function recordHistory(
+  ctx: RunContext,
+  entries: Extract<Effect, { type: "record_history" }>["entries"],
+  blobs: Extract<Effect, { type: "store_blobs" }>["blobs"] = [],
+): Promise<void> {
   const run = ctx.state.run;
   if (!run) return;
   await ctx.content.appendHistory(
@@ -203,6 +216,7 @@ async function recordHistory(ctx: RunContext, entries: Extract<Effect, { type: "
       interrupted: e.interrupted,
     })),
     ctx.fence,
+    blobs,
   );
 }
 

@@ -23,7 +23,7 @@
  */
 import { appendTarget, assertBlobId } from "../checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "../dedupe.js";
-import type { HistoryEntry, NewHistoryEntry, Store } from "../types.js";
+import type { BlobPut, HistoryEntry, NewHistoryEntry, Store } from "../types.js";
 
 export type ContentMode = "store" | "ephemeral" | "ephemeral_keep_conversation";
 
@@ -80,11 +80,17 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
     return row;
   };
 
+  const holdBlobs = (tenantId: string, puts: readonly BlobPut[]) => {
+    for (const b of puts) assertBlobId(b.id, b.data);
+    for (const b of puts) blobs.set(blobKey(tenantId, b.id), b.data);
+  };
+
   const ephemeral: Store = {
     ...store,
-    async appendHistory(entries: NewHistoryEntry[]): Promise<HistoryEntry[]> {
+    async appendHistory(entries: NewHistoryEntry[], _fence, puts = []): Promise<HistoryEntry[]> {
       const target = appendTarget(entries);
       if (target === undefined) return [];
+      holdBlobs(target.tenantId, puts);
       const c = held(target.tenantId, target.conversationId);
       const base = await baseOf(c, target.tenantId, target.conversationId);
       return entries.map((e) => seen(hold(c, e)!, base));
@@ -106,8 +112,7 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
     // No checkpoint of this run is kept; a stored one of an earlier, non-ephemeral turn is still read.
     async saveCheckpoint(): Promise<void> {},
     async putBlobs(tenantId, puts): Promise<void> {
-      for (const b of puts) assertBlobId(b.id, b.data);
-      for (const b of puts) blobs.set(blobKey(tenantId, b.id), b.data);
+      holdBlobs(tenantId, puts);
     },
     async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
       return blobs.get(blobKey(tenantId, blobId)) ?? store.getBlob(tenantId, blobId);
