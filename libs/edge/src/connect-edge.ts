@@ -41,8 +41,9 @@ export interface ConnectEdgeOptions {
  * that does not decode, a clear error for a wrong content type or encoding,
  * `resource_exhausted` past the size limit — never connect-node's `internal` (HTTP 500) and
  * never a library's own wording. Requests in the Connect protocol are checked here (the
- * protocol Cursor speaks); gRPC and gRPC-web requests go to connect-node unchanged (their
- * handlers authenticate themselves, see `principalOf`).
+ * protocol Cursor speaks): a unary call (POST, a unary content type) is answered by
+ * `serveUnary`, anything else by connect-node behind `guardHandler`; gRPC and gRPC-web requests
+ * go to connect-node unchanged (their handlers authenticate themselves, see `principalOf`).
  * Returns undefined from `route` for a path that is not a procedure.
  */
 export function createConnectEdge(opts: ConnectEdgeOptions): { route(path: string): NodeHandler | undefined } {
@@ -279,21 +280,15 @@ function guardHandler(h: UniversalHandler, opts: ConnectEdgeOptions): (req: Univ
       const expected = unary ? "application/proto or application/json" : "application/connect+proto or application/connect+json";
       return unaryError(415, invalidArgument(`${procedure} takes content-type ${expected} (Connect protocol); got ${contentType ? `'${clip(contentType)}'` : "none"}.`));
     }
-    const encodingHeader = unary ? "content-encoding" : "connect-content-encoding";
+    if (unary) {
+      // Never here: a POST with a unary content type is answered by serveUnary (createConnectEdge).
+      throw new Error(`${procedure}: a Connect unary call reached connect-node's path`);
+    }
     try {
-      const compression = requestCompression(req.header, encodingHeader);
+      const compression = requestCompression(req.header, "connect-content-encoding");
       const message = { input: h.method.input, binary: type.binary, compression, readMaxBytes, procedure };
-      if (!unary) {
-        const body = envelopesOf(checkedEnvelopes(req.body as AsyncIterable<Uint8Array>, message));
-        return await h({ ...req, body, contextValues });
-      }
-      const raw = await readBody(req, readMaxBytes, procedure);
-      const { bytes } = await decodeMessage(raw, message);
-      // The request's own Headers (built for this request alone, read by nothing else): changed
-      // in place rather than copied.
-      req.header.delete(encodingHeader);
-      req.header.set("content-length", String(bytes.byteLength));
-      return await h({ ...req, body: createAsyncIterable([bytes]), contextValues });
+      const body = envelopesOf(checkedEnvelopes(req.body as AsyncIterable<Uint8Array>, message));
+      return await h({ ...req, body, contextValues });
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       return unaryError(err.code === Code.ResourceExhausted ? 429 : 400, err);
@@ -306,17 +301,4 @@ async function* envelopesOf(messages: AsyncIterable<{ bytes: Uint8Array }>): Asy
   for await (const m of messages) yield encodeEnvelope(0, m.bytes);
 }
 
-async function readBody(req: UniversalServerRequest, readMaxBytes: number, procedure: string): Promise<Uint8Array> {
-  const tooLarge = (n: string) => resourceExhausted(`The ${procedure} body is ${n} bytes; the limit is ${readMaxBytes} bytes.`);
-  const declared = Number(req.header.get("content-length") ?? Number.NaN);
-  if (declared > readMaxBytes) throw tooLarge(String(declared));
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of req.body as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > readMaxBytes) throw tooLarge(`over ${readMaxBytes}`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
