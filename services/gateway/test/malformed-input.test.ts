@@ -312,6 +312,19 @@ describe("malformed input on every Connect route", () => {
     }
   });
 
+  it("passes a gRPC-web BidiAppend to connect-node, which reaches the same procedure", async () => {
+    const message = toBinary(BidiAppendRequestSchema, create(BidiAppendRequestSchema, { requestId: { requestId: "grpc-web-1" }, appendSeqno: 0n }));
+    const r = await post(h.gw.url, BIDI_APPEND, encodeEnvelope(0, message), { "content-type": "application/grpc-web+proto" });
+    expect(r.status).toBe(200);
+    // The trailers come as an envelope flagged 0x80: the procedure's own refusal, as gRPC status 3.
+    let trailer = "";
+    for (let at = 0; at + 5 <= r.body.length; at += 5 + r.body.readUInt32BE(at + 1)) {
+      if (r.body[at] === 0x80) trailer = r.body.subarray(at + 5, at + 5 + r.body.readUInt32BE(at + 1)).toString("utf8");
+    }
+    expect(trailer).toMatch(/grpc-status: ?3\b/);
+    expect(decodeURIComponent(/grpc-message: ?([^\r\n]*)/.exec(trailer)?.[1] ?? "")).toMatch(/no payload/);
+  });
+
   it("keeps serving after a client leaves in the middle of a BidiAppend body", async () => {
     await new Promise<void>((resolve) => {
       const req = request(`${h.gw.url}${BIDI_APPEND}`, { method: "POST", headers: { "content-type": "application/proto", "content-length": "1000" } });
