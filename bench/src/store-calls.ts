@@ -50,7 +50,7 @@ async function turns(store: GatewayStore): Promise<Record<string, { p50: number;
     await time("latestCheckpoint", () => store.latestCheckpoint(tenant, conv), keep);
     // A run's start: the user's entry with its checkpoint's blob, one statement.
     const startBlob = Buffer.from(`start ${i} `.repeat(60));
-    await time("appendHistory (user, with a blob)", () => store.appendHistory([entry("user", { text: "hello", dedupeKey: "u" })], fence, [{ id: createHash("sha256").update(startBlob).digest(), data: startBlob }]), keep);
+    await time("appendHistory (user, with a blob)", () => store.appendHistory([entry("user", { text: "hello", dedupeKey: "u" })], fence, { blobs: [{ id: createHash("sha256").update(startBlob).digest(), data: startBlob }] }), keep);
     // A pass's history read, which also touches the conversation.
     await time("listHistory (1 entry, touching)", () => store.listHistory(tenant, conv, { lastRequestId: requestId }), keep);
     await time("putBlobs", () => store.putBlobs(tenant, [{ id: createHash("sha256").update(blob).digest(), data: blob }]), keep);

@@ -1,18 +1,19 @@
-// How a new run starts (run/generation-run.ts, run/input.ts, effects.ts `executeAll`): the calls
-// that do not depend on each other go out together, so the client's first frame waits for as
-// few round trips as there must be (docs/benchmarks.md "Run start in fewer round trips"). Every
+// How a new run starts and how its turn ends (run/generation-run.ts, run/input.ts, effects.ts
+// `executeAll`): the calls that do not depend on each other go out together, so the client's
+// first frame waits for as few round trips as there must be (docs/benchmarks.md "Run start in
+// fewer round trips"), and the turn's end writes what it stores in one statement. Every
 // bus and store call is recorded as it starts and as it settles (no clocks involved): two calls
 // were in flight together when both started before either settled.
 import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import type { Bus } from "@byok/bus";
-import type { BlobPut, Store } from "@byok/store";
+import type { AppendAlongside, BlobPut, NewCheckpoint, Store } from "@byok/store";
 import { runRequestMessage } from "@byok/testing";
 import { AgentClientMessageSchema } from "@byok/wire";
 import { UNMETERED, type RunMeter } from "../src/index.js";
 import { ackKv, suiteBus, suiteWorld, testEngine } from "./engine-fixture.js";
 
-type Mark = { call: string; at: "start" | "end"; snapshot?: boolean; blobs?: readonly BlobPut[] };
+type Mark = { call: string; at: "start" | "end"; snapshot?: boolean; blobs?: readonly BlobPut[]; checkpoint?: NewCheckpoint };
 
 /** Wraps the named methods of `target` so each call's start and settling are recorded in `marks`. */
 function recorded<T extends object>(target: T, names: readonly (keyof T & string)[], marks: Mark[], prefix: string): T {
@@ -27,7 +28,7 @@ function recorded<T extends object>(target: T, names: readonly (keyof T & string
           call,
           at: "start",
           ...(name === "appendOutput" ? { snapshot: args[5] !== undefined } : {}),
-          ...(name === "appendHistory" ? { blobs: (args[2] ?? []) as readonly BlobPut[] } : {}),
+          ...(name === "appendHistory" ? alongsideOf(args[2] as AppendAlongside | undefined) : {}),
         });
         const settled = () => void marks.push({ call, at: "end" });
         const r = (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
@@ -37,6 +38,10 @@ function recorded<T extends object>(target: T, names: readonly (keyof T & string
     });
   }
   return out;
+}
+
+function alongsideOf(a: AppendAlongside | undefined): Pick<Mark, "blobs" | "checkpoint"> {
+  return { blobs: a?.blobs ?? [], ...(a?.checkpoint ? { checkpoint: a.checkpoint } : {}) };
 }
 
 /** Both calls were in flight at once: each started before the other's first call settled. */
@@ -97,5 +102,37 @@ describe.each(["memory", "redis"] as const)("a new run's start (%s bus)", (busKi
     // (the first frame goes out as the pass starts; the snapshot is saved behind it).
     expect(beforeFirstFrame.filter((m) => m.call === "bus.saveSnapshot")).toEqual([]);
     expect(marks.slice(firstAppend).some((m) => m.call === "bus.saveSnapshot" || m.snapshot === true)).toBe(true);
+  });
+});
+
+describe.each(["memory", "redis"] as const)("a turn's end (%s bus)", (busKind) => {
+  const world = suiteWorld();
+  const busOf = suiteBus(busKind, "turn-end");
+
+  it("saves the final checkpoint in the assistant entry's append, one statement, and it is the conversation's latest", async () => {
+    const { sim } = world;
+    const bus = busOf();
+    const marks: Mark[] = [];
+    const store = recorded(world.store as Store & object, ["appendHistory", "saveCheckpoint", "putBlobs"], marks, "store");
+    sim.enqueue({ text: ["Hello", " there"], usage: { inputTokens: 5, outputTokens: 2 } });
+    const stamp = `${busKind}-${Date.now()}`;
+    const ref = { tenantId: "t", requestId: `end-${stamp}` };
+    const conversationId = `c-end-${stamp}`;
+    const msg = runRequestMessage({ text: "hi", conversationId, modelId: "m" });
+    await bus.appendInput(ref, 1n, toBinary(AgentClientMessageSchema, create(AgentClientMessageSchema, msg)), {});
+    const stopAcks = ackKv(bus, ref);
+    await testEngine(sim, bus, store).runGeneration(ref, 1);
+    stopAcks();
+    expect((await bus.readOutput(ref, 1, 0, 1000)).end).toEqual({ ok: true });
+
+    expect(marks.filter((m) => m.call === "store.saveCheckpoint")).toEqual([]);
+    const appends = marks.filter((m) => m.call === "store.appendHistory" && m.at === "start");
+    expect(appends).toHaveLength(2); // the user's entry at the start, the assistant's at the end
+    const carried = appends[1]!.checkpoint;
+    expect(carried).toMatchObject({ tenantId: "t", conversationId, requestId: ref.requestId, generation: 1 });
+    expect(appends[1]!.blobs!.length).toBeGreaterThan(0); // the final checkpoint's new blobs ride too
+    expect(marks.filter((m) => m.call === "store.putBlobs")).toEqual([]);
+    const stored = await world.store.latestCheckpoint("t", conversationId);
+    expect(Array.from(stored!.state)).toEqual(Array.from(carried!.state));
   });
 });

@@ -2,7 +2,7 @@
 // ephemeral content store), so both refuse the same input with the same StoreError.
 import { hash } from "node:crypto";
 import { StoreError } from "./errors.js";
-import type { NewHistoryEntry } from "./types.js";
+import type { AppendAlongside, NewHistoryEntry } from "./types.js";
 
 /** The one tenant and conversation of an append (undefined: nothing to append); refuses a batch spanning two. */
 export function appendTarget(entries: readonly NewHistoryEntry[]): { tenantId: string; conversationId: string } | undefined {
@@ -20,5 +20,14 @@ export function assertBlobId(blobId: Uint8Array, data: Uint8Array): void {
   const digest = hash("sha256", data, "buffer");
   if (blobId.length !== digest.length || !digest.equals(blobId)) {
     throw new StoreError("blob_hash_mismatch", "putBlobs: blob id is not the SHA-256 of the data");
+  }
+}
+
+/** Refuses what an append carries (`Store.appendHistory`) before anything is written: a bad blob id, a checkpoint of another conversation. */
+export function assertAlongside(target: { tenantId: string; conversationId: string }, alongside: AppendAlongside): void {
+  for (const b of alongside.blobs ?? []) assertBlobId(b.id, b.data);
+  const c = alongside.checkpoint;
+  if (c !== undefined && (c.tenantId !== target.tenantId || c.conversationId !== target.conversationId)) {
+    throw new StoreError("invalid_argument", "appendHistory: the checkpoint must belong to the entries' tenant and conversation");
   }
 }

@@ -6,12 +6,12 @@
 import { and, asc, desc, eq, getTableColumns, inArray, sql, type SQL } from "drizzle-orm";
 import type { OpenedDatabase } from "./drivers/opened.js";
 import { bind, columnList, columnName, driverValue, isUniqueViolation, renderStatement, rowReader, rowsOf, type RenderedStatement, type StatementBuilders } from "./db.js";
-import { appendTarget, assertBlobId } from "./checks.js";
+import { appendTarget, assertAlongside, assertBlobId } from "./checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "./dedupe.js";
 import { assertFence, createFenceClaims, fencedError, fenceHolds } from "./fence.js";
 import { appliedMigrations } from "./migrations.js";
 import { blobs, checkpoints, conversations, history } from "./schema.js";
-import type { BlobPut, CheckpointRecord, ConversationRecord, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
+import type { AppendAlongside, BlobPut, CheckpointRecord, ConversationRecord, HistoryEntry, NewCheckpoint, NewHistoryEntry, RunFence, Store } from "./types.js";
 
 export function createDrizzleStore(opened: OpenedDatabase): Store {
   const { db } = opened;
@@ -31,17 +31,17 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
 
     claimRun: createFenceClaims(db, opened.query),
 
-    async appendHistory(entries, fence, puts = []) {
+    async appendHistory(entries, fence, alongside = {}) {
       const target = appendTarget(entries);
       if (target === undefined) return [];
-      for (const b of puts) assertBlobId(b.id, b.data);
+      assertAlongside(target, alongside);
       // One statement, no transaction: on PGlite a transaction holds the single connection across
       // its round trips, which every other run's statements wait behind. A concurrent appender of
       // the same dedupe key makes the statement fail on the unique index (its reads predate the
       // other's commit); the whole statement then undoes itself and runs again with fresh reads.
       for (let attempt = 1; ; attempt++) {
         try {
-          return await appendOnce(opened.query, target.tenantId, target.conversationId, entries, fence, puts);
+          return await appendOnce(opened.query, target.tenantId, target.conversationId, entries, fence, alongside);
         } catch (e) {
           if (!isUniqueViolation(e) || attempt >= APPEND_ATTEMPTS) throw e;
         }
@@ -75,9 +75,7 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       const values: Record<string, unknown> = {
         tenantId: driverValue(checkpoints.tenantId, c.tenantId),
         conversationId: driverValue(checkpoints.conversationId, c.conversationId),
-        requestId: driverValue(checkpoints.requestId, c.requestId),
-        generation: driverValue(checkpoints.generation, c.generation),
-        state: driverValue(checkpoints.state, c.state),
+        ...checkpointValues(c),
       };
       if (fence === undefined) {
         await opened.query(SAVE_CHECKPOINT.unfenced.text, bind(SAVE_CHECKPOINT.unfenced, values));
@@ -178,15 +176,29 @@ const SAVE_CHECKPOINT = {
   unfenced: renderStatement((value, qb) =>
     qb
       .insert(checkpoints)
-      .values({ tenantId: value("tenantId"), conversationId: value("conversationId"), requestId: value("requestId"), generation: value("generation"), state: value("state") })
+      .values({ tenantId: value("tenantId"), conversationId: value("conversationId"), requestId: value("checkpoint:requestId"), generation: value("checkpoint:generation"), state: value("checkpoint:state") })
       .getSQL(),
   ),
   fenced: renderStatement((value) => {
-    const columns = columnList([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state]);
     const holds = fenceHolds(value("tenantId"), { requestId: value("fence:requestId"), generation: value("fence:generation"), epoch: value("fence:epoch") });
-    return sql`insert into ${checkpoints} (${columns}) select ${value("tenantId")}, ${value("conversationId")}, ${value("requestId")}, ${value("generation")}::integer, ${value("state")}::bytea where ${holds} returning 1`;
+    return sql`${insertCheckpointWhere(value, holds)} returning 1`;
   }),
 };
+
+/** The checkpoint's insert when `holds` (an append's `checkpoint_saved`, the fenced save). */
+function insertCheckpointWhere(value: (name: string) => SQL, holds: SQL): SQL {
+  const columns = columnList([checkpoints.tenantId, checkpoints.conversationId, checkpoints.requestId, checkpoints.generation, checkpoints.state]);
+  return sql`insert into ${checkpoints} (${columns}) select ${value("tenantId")}, ${value("conversationId")}, ${value("checkpoint:requestId")}, ${value("checkpoint:generation")}::integer, ${value("checkpoint:state")}::bytea where ${holds}`;
+}
+
+/** The named values of a checkpoint beside its tenant and conversation (SAVE_CHECKPOINT, an append's `checkpoint_saved`). */
+function checkpointValues(c: NewCheckpoint): Record<string, unknown> {
+  return {
+    "checkpoint:requestId": driverValue(checkpoints.requestId, c.requestId),
+    "checkpoint:generation": driverValue(checkpoints.generation, c.generation),
+    "checkpoint:state": driverValue(checkpoints.state, c.state),
+  };
+}
 
 /**
  * Any number of blobs in one statement of one text: ids and bytes as two arrays of hex, unnested
@@ -236,10 +248,13 @@ interface RawHistoryRow {
  *    append inserts the row only while its fence holds (the fence row share-locked until commit):
  *    no row means a newer claim, and nothing is written;
  *  - `ins`: the fresh rows at base + their number;
- *  - `blobs_put` (with blobs): PUT_BLOBS's insert, run to completion whatever the rest did.
- * Rendered once per shape (fenced or not, with blobs or not; db.ts `renderStatement`).
+ *  - `blobs_put` (with blobs): PUT_BLOBS's insert, run to completion whatever the rest did;
+ *  - `checkpoint_saved` (with a checkpoint): the checkpoint's insert, only while the fence holds
+ *    (as a fenced `saveCheckpoint`), so a refused append saves no checkpoint either.
+ * Rendered once per shape (fenced or not, with blobs or not, with a checkpoint or not; db.ts
+ * `renderStatement`).
  */
-function appendStatement(fenced: boolean, withBlobs: boolean): RenderedStatement {
+function appendStatement(fenced: boolean, withBlobs: boolean, withCheckpoint: boolean): RenderedStatement {
   return renderStatement((value) => {
     const [tenantId, conversationId] = [value("tenantId"), value("conversationId")];
     const sameIdentity = (a: string, b: string) =>
@@ -249,6 +264,7 @@ function appendStatement(fenced: boolean, withBlobs: boolean): RenderedStatement
     const conversationKey = columnList([conversations.tenantId, conversations.conversationId]);
     return sql`
       with ${withBlobs ? sql`blobs_put as (${putBlobsSql(value)}),` : sql``}
+      ${withCheckpoint ? sql`checkpoint_saved as (${insertCheckpointWhere(value, holds)}),` : sql``}
       input as (
         select * from jsonb_to_recordset(${value("input")}::jsonb)
           as i(ord int, request_id text, generation int, turn int, kind text, body jsonb, dedupe_key text, interrupted boolean)
@@ -283,12 +299,12 @@ function appendStatement(fenced: boolean, withBlobs: boolean): RenderedStatement
   });
 }
 
-const APPEND_STATEMENTS = {
-  fenced: appendStatement(true, false),
-  unfenced: appendStatement(false, false),
-  fencedWithBlobs: appendStatement(true, true),
-  unfencedWithBlobs: appendStatement(false, true),
-};
+/** Every shape of the append, indexed by `appendShape`. */
+const APPEND_STATEMENTS: readonly RenderedStatement[] = Array.from({ length: 8 }, (_, shape) =>
+  appendStatement((shape & 1) !== 0, (shape & 2) !== 0, (shape & 4) !== 0),
+);
+const appendShape = (fenced: boolean, withBlobs: boolean, withCheckpoint: boolean): number =>
+  (fenced ? 1 : 0) | (withBlobs ? 2 : 0) | (withCheckpoint ? 4 : 0);
 
 /** One try of an append; returns each entry's row in input order (a deduplicated entry gets its earlier row). */
 async function appendOnce(
@@ -297,7 +313,7 @@ async function appendOnce(
   conversationId: string,
   entries: readonly NewHistoryEntry[],
   fence: RunFence | undefined,
-  puts: readonly BlobPut[],
+  alongside: AppendAlongside,
 ): Promise<HistoryEntry[]> {
   const input = entries.map((e, ord) => ({
     ord,
@@ -309,10 +325,17 @@ async function appendOnce(
     dedupe_key: dedupeKeyOf(e),
     interrupted: e.interrupted ?? false,
   }));
-  const statement = puts.length === 0
-    ? (fence === undefined ? APPEND_STATEMENTS.unfenced : APPEND_STATEMENTS.fenced)
-    : (fence === undefined ? APPEND_STATEMENTS.unfencedWithBlobs : APPEND_STATEMENTS.fencedWithBlobs);
-  const values = { ...(puts.length === 0 ? {} : blobValues(tenantId, puts)), tenantId, conversationId, input: JSON.stringify(input), ...fence };
+  const puts = alongside.blobs ?? [];
+  const checkpoint = alongside.checkpoint;
+  const statement = APPEND_STATEMENTS[appendShape(fence !== undefined, puts.length > 0, checkpoint !== undefined)]!;
+  const values = {
+    ...(puts.length === 0 ? {} : blobValues(tenantId, puts)),
+    ...(checkpoint === undefined ? {} : checkpointValues(checkpoint)),
+    tenantId,
+    conversationId,
+    input: JSON.stringify(input),
+    ...fence,
+  };
   const result = await query(statement.text, bind(statement, values));
   const rows = rowsOf(result) as RawHistoryRow[];
   if (rows[0]?.touched !== 1) {

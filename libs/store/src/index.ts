@@ -8,7 +8,7 @@ import { openPostgres } from "./drivers/postgres.js";
 import type { StoreOptions } from "./options.js";
 import type { GatewayStore } from "./types.js";
 
-export type { BlobPut, CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewHistoryEntry, RunFence, Store } from "./types.js";
+export type { AppendAlongside, BlobPut, CheckpointRecord, ConversationRecord, GatewayStore, HistoryEntry, NewCheckpoint, NewHistoryEntry, RunFence, Store } from "./types.js";
 export type {
   ApiKeyRecord,
   ApiKeyScope,

@@ -60,6 +60,15 @@ export interface RunFence {
   epoch: number;
 }
 
+/** A checkpoint to save (the store stamps `createdAt`). */
+export type NewCheckpoint = Omit<CheckpointRecord, "createdAt">;
+
+/** What a history append also writes, in its statement (`Store.appendHistory`). */
+export interface AppendAlongside {
+  blobs?: readonly BlobPut[];
+  checkpoint?: NewCheckpoint;
+}
+
 export interface Store {
   /**
    * Records a new owner's epoch for the generation (the bus claim it just won). From then on,
@@ -82,11 +91,15 @@ export interface Store {
    * that was deduplicated comes back as the entry stored earlier, with its original seq.
    * body.dedupeKey counts only when it is a non-empty string.
    *
-   * `blobs` (of the entries' tenant) are stored by the same statement, as `putBlobs` stores them
-   * (checked first: a bad id stores nothing and appends nothing): a run's start writes its user
-   * entry and its checkpoint's blobs in one round trip. With no entries they are not stored.
+   * `alongside` is written by the same statement, atomically with the entries (docs/architecture.md
+   * "Store statements of a turn"): its `blobs` (of the entries' tenant) as `putBlobs` stores them
+   * (checked first: a bad id stores nothing and appends nothing), so a run's start writes its
+   * user entry and its checkpoint's blobs in one round trip; its `checkpoint` (of the entries'
+   * conversation, else StoreError "invalid_argument") as `saveCheckpoint` saves it, under the
+   * same fence, so a turn's end writes the assistant's entry, the blobs and the final checkpoint
+   * in one. With no entries nothing of it is stored.
    */
-  appendHistory(entries: NewHistoryEntry[], fence?: RunFence, blobs?: readonly BlobPut[]): Promise<HistoryEntry[]>;
+  appendHistory(entries: NewHistoryEntry[], fence?: RunFence, alongside?: AppendAlongside): Promise<HistoryEntry[]>;
   /**
    * Entries in seq order. With `touch`, the same statement also creates the conversation if
    * missing, merges `touch` into its meta and bumps updatedAt: a pass's start reads its history
@@ -98,7 +111,7 @@ export interface Store {
   /** Marks the given entries interrupted (a cut provider pass). Seqs not in the conversation are ignored. */
   markInterrupted(tenantId: string, conversationId: string, seqs: number[], fence?: RunFence): Promise<void>;
 
-  saveCheckpoint(c: Omit<CheckpointRecord, "createdAt">, fence?: RunFence): Promise<void>;
+  saveCheckpoint(c: NewCheckpoint, fence?: RunFence): Promise<void>;
   /** The checkpoint saved last for the conversation (save order, not createdAt). */
   latestCheckpoint(tenantId: string, conversationId: string): Promise<CheckpointRecord | undefined>;
 

@@ -379,13 +379,13 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
       it("stores the blobs given with an append, fenced or not, repeats included", async () => {
         const { tenant, conv } = ids();
         const [one, two] = [new Uint8Array([1, 1]), new Uint8Array(3000).fill(7)];
-        const appended = await store.appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(one), data: one }, { id: sha256(one), data: one }]);
+        const appended = await store.appendHistory([entry(tenant, conv)], undefined, { blobs: [{ id: sha256(one), data: one }, { id: sha256(one), data: one }] });
         expect(appended.map((e) => e.seq)).toEqual([0]);
         expect(Array.from((await store.getBlob(tenant, sha256(one))) ?? [])).toEqual([1, 1]);
         if (keeps.fences) {
           const fence = { requestId: `r-${randomUUID()}`, generation: 1, epoch: 1 };
           expect(await store.claimRun(tenant, fence)).toBe(true);
-          await store.appendHistory([entry(tenant, conv, { requestId: fence.requestId })], fence, [{ id: sha256(two), data: two }, { id: sha256(one), data: one }]);
+          await store.appendHistory([entry(tenant, conv, { requestId: fence.requestId })], fence, { blobs: [{ id: sha256(two), data: two }, { id: sha256(one), data: one }] });
           expect(Array.from((await store.getBlob(tenant, sha256(two))) ?? [])).toEqual(Array.from(two));
         }
         expect((await store.listHistory(tenant, conv)).length).toBe(keeps.fences ? 2 : 1);
@@ -395,11 +395,72 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         const { tenant, conv } = ids();
         const good = new Uint8Array([4, 2]);
         const err = await store
-          .appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(good), data: good }, { id: sha256(new Uint8Array([0])), data: good }])
+          .appendHistory([entry(tenant, conv)], undefined, { blobs: [{ id: sha256(good), data: good }, { id: sha256(new Uint8Array([0])), data: good }] })
           .catch((e: unknown) => e);
         expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
         expect(await store.getBlob(tenant, sha256(good))).toBeUndefined();
         expect(await store.listHistory(tenant, conv)).toEqual([]);
+      });
+    });
+
+    describe("a checkpoint with a history append", () => {
+      const checkpoint = (tenant: string, conv: string, bytes: number[], requestId = "req-cp", generation = 1) =>
+        ({ tenantId: tenant, conversationId: conv, requestId, generation, state: new Uint8Array(bytes) });
+
+      it("saves the checkpoint with the entries and the blobs, unfenced and under a holding fence", async () => {
+        const { tenant, conv } = ids();
+        const blob = new Uint8Array([5, 5, 5]);
+        const appended = await store.appendHistory([entry(tenant, conv, { kind: "assistant" })], undefined, {
+          blobs: [{ id: sha256(blob), data: blob }],
+          checkpoint: checkpoint(tenant, conv, [1, 2]),
+        });
+        expect(appended.map((e) => e.kind)).toEqual(["assistant"]);
+        expect(Array.from((await store.getBlob(tenant, sha256(blob))) ?? [])).toEqual([5, 5, 5]);
+        if (keeps.checkpoints) {
+          expect(await store.latestCheckpoint(tenant, conv)).toMatchObject({ tenantId: tenant, conversationId: conv, requestId: "req-cp", generation: 1 });
+          expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([1, 2]);
+        } else {
+          expect(await store.latestCheckpoint(tenant, conv)).toBeUndefined();
+        }
+        if (keeps.fences) {
+          const fence = { requestId: `r-${randomUUID()}`, generation: 3, epoch: 1 };
+          expect(await store.claimRun(tenant, fence)).toBe(true);
+          await store.appendHistory([entry(tenant, conv, { requestId: fence.requestId, generation: 3 })], fence, { checkpoint: checkpoint(tenant, conv, [7], fence.requestId, 3) });
+          expect(await store.latestCheckpoint(tenant, conv)).toMatchObject({ requestId: fence.requestId, generation: 3 });
+          expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([7]);
+        }
+        expect(await store.listHistory(tenant, conv)).toHaveLength(keeps.fences ? 2 : 1);
+      });
+
+      it.skipIf(!keeps.fences)("saves neither the entries nor the checkpoint under a fence a newer claim replaced", async () => {
+        const { tenant, conv } = ids();
+        const fence = (epoch: number) => ({ requestId: "req-cp", generation: 1, epoch });
+        expect(await store.claimRun(tenant, fence(1))).toBe(true);
+        await store.appendHistory([entry(tenant, conv, { requestId: "req-cp" })], fence(1), { checkpoint: checkpoint(tenant, conv, [1]) });
+        expect(await store.claimRun(tenant, fence(2))).toBe(true);
+        const err = await store
+          .appendHistory([entry(tenant, conv, { requestId: "req-cp", body: { text: "stale" } })], fence(1), { checkpoint: checkpoint(tenant, conv, [2]) })
+          .then(() => undefined, (e: unknown) => e);
+        expect(isStoreError(err, "fenced")).toBe(true);
+        expect(await store.listHistory(tenant, conv)).toHaveLength(1);
+        expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([1]);
+      });
+
+      it("refuses a checkpoint of another conversation or tenant, writing nothing", async () => {
+        const { tenant, conv } = ids();
+        for (const wrong of [checkpoint(tenant, `${conv}-other`, [1]), checkpoint(`${tenant}-other`, conv, [1])]) {
+          const err = await store.appendHistory([entry(tenant, conv)], undefined, { checkpoint: wrong }).then(() => undefined, (e: unknown) => e);
+          expect(isStoreError(err, "invalid_argument")).toBe(true);
+        }
+        expect(await store.listHistory(tenant, conv)).toEqual([]);
+        expect(await store.latestCheckpoint(tenant, conv)).toBeUndefined();
+        expect(await store.latestCheckpoint(tenant, `${conv}-other`)).toBeUndefined();
+      });
+
+      it("saves no checkpoint with no entries", async () => {
+        const { tenant, conv } = ids();
+        expect(await store.appendHistory([], undefined, { checkpoint: checkpoint(tenant, conv, [1]) })).toEqual([]);
+        expect(await store.latestCheckpoint(tenant, conv)).toBeUndefined();
       });
     });
 

@@ -34,7 +34,7 @@ describe("ephemeral content store over a database store", () => {
     const blob = new Uint8Array([9, 9]);
     expect(await store.listHistory(tenant, conv, { mode: "agent" })).toEqual([]);
     const carried = new Uint8Array([8, 8]);
-    await store.appendHistory([entry(tenant, conv)], undefined, [{ id: sha256(carried), data: carried }]);
+    await store.appendHistory([entry(tenant, conv)], undefined, { blobs: [{ id: sha256(carried), data: carried }] });
     await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
     await store.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);
     expect(await store.listHistory(tenant, conv)).toHaveLength(1);

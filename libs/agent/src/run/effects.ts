@@ -2,6 +2,7 @@ import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   coalesceDeltas, encodeErrorDetails, encodeServerMessage, historyDedupeKey, isCoalescableDelta, verifiedBlobs, type Effect, type RunEvent,
 } from "@byok/protocol";
+import type { AppendAlongside, NewCheckpoint } from "@byok/store";
 import { ConversationStateStructureSchema, PrewarmRequestSchema } from "@byok/wire";
 import { storedTurnBlobs } from "./client-turns.js";
 import type { RunContext } from "./context.js";
@@ -56,16 +57,7 @@ export async function execute(ctx: RunContext, eff: Effect): Promise<void> {
       ctx.push({ type: "checkpoint_loaded", stored: await loadCheckpoint(ctx, eff.conversationId) });
       return;
     case "save_checkpoint":
-      await ctx.content.saveCheckpoint(
-        {
-          tenantId: ctx.ref.tenantId,
-          conversationId: eff.conversationId,
-          requestId: ctx.ref.requestId,
-          generation: ctx.generation,
-          state: toBinary(ConversationStateStructureSchema, eff.state),
-        },
-        ctx.fence,
-      );
+      await ctx.content.saveCheckpoint(checkpointOf(ctx, eff), ctx.fence);
       return;
     case "import_wait":
       ctx.after(ctx.deps.timers.kvAckTimeoutMs, { type: "import_timeout" });
@@ -109,9 +101,12 @@ const RUNS_BESIDE: ReadonlySet<Effect["type"]> = new Set([
  * Runs one step's effects in order, except that neighbours in RUNS_BESIDE go out together (one
  * round trip where a run's start made three: the user's history entry, the checkpoint's blobs
  * and the conversation mark before its first frame). A group's blobs ride in its history append
- * (one store statement for both). Two history appends never share a group (their order is the
- * conversation's order). Every effect of a group settles before a failure is thrown, so nothing
- * runs on after the step.
+ * (one store statement for both), and so does a checkpoint save that follows the append in the
+ * step (a turn's end: the assistant's entry, the blobs and the final checkpoint in one
+ * statement, atomically). A checkpoint save without an append to ride in runs on its own, after
+ * what came before it, as the other effects do. Two history appends never share a group (their
+ * order is the conversation's order). Every effect of a group settles before a failure is
+ * thrown, so nothing runs on after the step.
  */
 export async function executeAll(ctx: RunContext, effects: readonly Effect[]): Promise<void> {
   let group: Effect[] = [];
@@ -122,7 +117,7 @@ export async function executeAll(ctx: RunContext, effects: readonly Effect[]): P
     await settleAll(startGroup(ctx, running));
   };
   for (const eff of effects) {
-    const beside = RUNS_BESIDE.has(eff.type);
+    const beside = RUNS_BESIDE.has(eff.type) || (eff.type === "save_checkpoint" && carriesCheckpoint(group));
     if (!beside || (eff.type === "record_history" && group.some((e) => e.type === "record_history"))) await settle();
     if (!beside) {
       await execute(ctx, eff);
@@ -133,15 +128,33 @@ export async function executeAll(ctx: RunContext, effects: readonly Effect[]): P
   await settle();
 }
 
-/** Starts a group's effects, in order; its blobs go with its history append when it has one. */
+/** Whether a checkpoint save may join the group: it has a history append to ride in, and no checkpoint yet. */
+function carriesCheckpoint(group: readonly Effect[]): boolean {
+  return group.some((e) => e.type === "record_history" && e.entries.length > 0) && !group.some((e) => e.type === "save_checkpoint");
+}
+
+/** Starts a group's effects, in order; its blobs and its checkpoint go with its history append when it has one. */
 function startGroup(ctx: RunContext, group: readonly Effect[]): Promise<void>[] {
   const append = group.find((e) => e.type === "record_history");
   const blobs = group.flatMap((e) => (e.type === "store_blobs" ? e.blobs : []));
-  if (append === undefined || append.entries.length === 0 || blobs.length === 0) return group.map((e) => execute(ctx, e));
+  const checkpoint = group.find((e) => e.type === "save_checkpoint");
+  if (append === undefined || append.entries.length === 0 || (blobs.length === 0 && checkpoint === undefined)) return group.map((e) => execute(ctx, e));
+  const alongside = { blobs, ...(checkpoint ? { checkpoint: checkpointOf(ctx, checkpoint) } : {}) };
   return group.flatMap((e) => {
-    if (e === append) return [recordHistory(ctx, append.entries, blobs)];
-    return e.type === "store_blobs" ? [] : [execute(ctx, e)];
+    if (e === append) return [recordHistory(ctx, append.entries, alongside)];
+    return e.type === "store_blobs" || e.type === "save_checkpoint" ? [] : [execute(ctx, e)];
   });
+}
+
+/** The checkpoint row a `save_checkpoint` effect saves. */
+function checkpointOf(ctx: RunContext, eff: Extract<Effect, { type: "save_checkpoint" }>): NewCheckpoint {
+  return {
+    tenantId: ctx.ref.tenantId,
+    conversationId: eff.conversationId,
+    requestId: ctx.ref.requestId,
+    generation: ctx.generation,
+    state: toBinary(ConversationStateStructureSchema, eff.state),
+  };
 }
 
 /** Waits for every task, then throws the first failure: nothing is left running behind an error. */
@@ -200,7 +213,7 @@ async function endRun(ctx: RunContext, d: Extract<Effect, { type: "end" }>["deci
 async function recordHistory(
   ctx: RunContext,
   entries: Extract<Effect, { type: "record_history" }>["entries"],
-  blobs: Extract<Effect, { type: "store_blobs" }>["blobs"] = [],
+  alongside?: AppendAlongside,
 ): Promise<void> {
   const run = ctx.state.run;
   if (!run) return;
@@ -216,7 +229,7 @@ async function recordHistory(
       interrupted: e.interrupted,
     })),
     ctx.fence,
-    blobs,
+    alongside,
   );
 }
 

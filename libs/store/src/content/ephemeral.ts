@@ -21,7 +21,7 @@
  * writes no checkpoint, in `ephemeral` mode no conversation row, and takes no fence (the run's
  * memory is its own; what leaves it, the snapshot, is fenced on the bus).
  */
-import { appendTarget, assertBlobId } from "../checks.js";
+import { appendTarget, assertAlongside, assertBlobId } from "../checks.js";
 import { dedupeIdentity, dedupeKeyOf } from "../dedupe.js";
 import type { BlobPut, HistoryEntry, NewHistoryEntry, Store } from "../types.js";
 
@@ -87,10 +87,12 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
 
   const ephemeral: Store = {
     ...store,
-    async appendHistory(entries: NewHistoryEntry[], _fence, puts = []): Promise<HistoryEntry[]> {
+    // Its checkpoint is not kept, as saveCheckpoint keeps none.
+    async appendHistory(entries: NewHistoryEntry[], _fence, alongside = {}): Promise<HistoryEntry[]> {
       const target = appendTarget(entries);
       if (target === undefined) return [];
-      holdBlobs(target.tenantId, puts);
+      assertAlongside(target, alongside);
+      holdBlobs(target.tenantId, alongside.blobs ?? []);
       const c = held(target.tenantId, target.conversationId);
       const base = await baseOf(c, target.tenantId, target.conversationId);
       return entries.map((e) => seen(hold(c, e)!, base));
