@@ -6,13 +6,13 @@
 // delay while the turns ran, and optionally kill -9 takeover trials. Not a test.
 //   BENCH_TURNS (200; 0 = takeover trials only)  BENCH_KIND (ttft: paced; tput: bursts; fixed: one delta)  BENCH_RAMP_MS (2500)
 //   BENCH_TAKEOVER_TRIALS (0)  DATABASE_URL  BENCH_TTFT_DELTAS (60)  BENCH_NODE_ARGS (flags of the gateway processes)
-//   BENCH_PROC_LOG_DIR (writes each gateway process's output there)
+//   BENCH_PROC_LOG_DIR (writes each gateway process's output there)  BENCH_CONVERSATION_TURNS (0: every turn starts a conversation)
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { startPgCounter } from "./pg-count.js";
-import { benchGatewayEnv, benchKind, callDelta, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
+import { benchGatewayEnv, benchKind, callDelta, earlierConversations, redisCommandCalls, runTurns, scriptDeltas, startBenchSim, takeover } from "./scenarios.js";
 import { cpuSeconds, cpuTimes, distributedSetup, ioSyscalls, metricIn, metricsPage, redisPid, spawnProc, startRedis, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
@@ -37,6 +37,7 @@ try {
   const [ingress, worker] = await Promise.all([spawnProc("ingress", env), spawnProc("worker", env)]);
   procs.push(ingress, worker);
   if (TURNS > 0) await runTurns(bs, [ingress.url], 20, "ttft", 0, key); // warm-up
+  const earlier = await earlierConversations([ingress.url], TURNS, key);
   const pids = [ingress.pid, worker.pid, redisPid(redis.port) ?? -1];
   const load0 = loadavg()[0]!;
   // Event-loop delay of each gateway process over the measured turns: prom-client resets its
@@ -45,7 +46,7 @@ try {
   const [r0, s0, c0, k0, io0] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system), pids.map(ioSyscalls)];
   log(`${TURNS} ${KIND === "ttft" ? "paced" : KIND === "tput" ? "burst" : "one-delta"} turns`);
   // BENCH_TURNS=0: takeover trials only.
-  const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
+  const t = TURNS > 0 ? await runTurns(bs, [ingress.url], TURNS, KIND, RAMP_MS, key, earlier) : { ok: 0, frames: 0, ttftOverheadP50: Number.NaN, ttftOverheadP99: Number.NaN };
   // Let the runs' last writes (ledger settlement, end) land before counting.
   await new Promise((r) => setTimeout(r, 1_000));
   const [r1, s1, c1, k1, io1] = [await redisCommandCalls(admin), pgc.snapshot(), pids.map(cpuSeconds), pids.map((p) => cpuTimes(p).system), pids.map(ioSyscalls)];

@@ -6,7 +6,8 @@ import { performance } from "node:perf_hooks";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { runJobId } from "@byok/bus";
-import { createCursorClient, holdIdleRunSse, nodeHttpTransport, runRequestMessage, startSimulator, waitFor, type Simulator, type SimScript } from "@byok/testing";
+import { createCursorClient, holdIdleRunSse, nodeHttpTransport, runRequestMessage, startSimulator, waitFor, type CursorClient, type Simulator, type SimScript } from "@byok/testing";
+import type { ConversationStateStructure } from "@byok/wire";
 import { metric, type Proc } from "./services.js";
 import { percentile, round } from "./stats.js";
 
@@ -22,6 +23,14 @@ function positiveInt(name: string, fallback: number): number {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
   return n;
 }
+
+/**
+ * Turns every measured turn's conversation already has (BENCH_CONVERSATION_TURNS, 0; bench:levers):
+ * each turn continues a conversation of that many turns, as a Cursor client does, with the final
+ * checkpoint of the turn before as its `conversation_state` (whose turns the gateway resolves
+ * from the blobs it stored). `earlierConversations` builds them before the measured turns.
+ */
+const CONVERSATION_TURNS = process.env.BENCH_CONVERSATION_TURNS ? positiveInt("BENCH_CONVERSATION_TURNS", 1) : 0;
 
 /** Scripts by prompt kind; the simulator records when it starts answering each tagged prompt. */
 export const SCRIPTS: Record<string, SimScript> = {
@@ -50,7 +59,8 @@ export async function startBenchSim(): Promise<BenchSim> {
   const answeredAt = new Map<string, number>();
   const sim = await startSimulator({
     defaultScript: (req) => {
-      const m = /bench-(ttft|tput|slow|fixed)-[0-9a-f-]{36}/.exec(req.rawBody);
+      // The prompt's last tag is its turn's: earlier turns of the conversation come before it.
+      const m = [...req.rawBody.matchAll(/bench-(ttft|tput|slow|fixed)-[0-9a-f-]{36}/g)].at(-1);
       if (!m) return { text: "?" };
       // A second request for the same prompt is the re-run after a takeover: answer it briefly.
       if (answeredAt.has(m[0])) return { text: ["resumed ", "after ", "takeover"] };
@@ -109,16 +119,18 @@ interface TurnOutcome {
  * `count` turns over `urls` (round robin), started evenly over `rampMs`. kind `ttft`: 60 deltas
  * 50 ms apart (3 s each, so with a 3 s ramp all of them stream at once), TTFT overhead measured;
  * kind `tput`: 200 deltas as fast as the simulator writes them, all started at once, frames/s.
+ * Turn i continues `conversations[i]` when there is one (`earlierConversations`), else starts one.
  */
-export async function runTurns(bs: BenchSim, urls: string[], count: number, kind: TurnKind, rampMs = 0, authToken?: string): Promise<TurnsResult> {
-  // node:http, not fetch: undici's pool is slow with thousands of connections (transport.ts).
-  const transport = nodeHttpTransport();
-  const clients = urls.map((u) => createCursorClient({ baseUrl: u, transport, ...(authToken ? { authToken } : {}) }));
+export async function runTurns(
+  bs: BenchSim, urls: string[], count: number, kind: TurnKind, rampMs = 0, authToken?: string, conversations: readonly EarlierConversation[] = [],
+): Promise<TurnsResult> {
+  const clients = benchClients(urls, authToken);
   return driveTurns(bs, count, kind, rampMs, async (i, tag) => {
     let first: number | undefined;
+    const earlier = conversations[i];
     const r = await clients[i % clients.length]!.runTurn({
       requestId: `${tag}-r`,
-      message: runRequestMessage({ text: tag, conversationId: `${tag}-c`, modelId: MODEL }),
+      message: runRequestMessage({ text: tag, conversationId: earlier?.conversationId ?? `${tag}-c`, modelId: MODEL, ...(earlier ? { conversationState: earlier.state } : {}) }),
       onMessage: (m) => {
         if (first === undefined && m.message.case === "interactionUpdate" && m.message.value.message.case === "textDelta") first = performance.now();
       },
@@ -129,6 +141,54 @@ export async function runTurns(bs: BenchSim, urls: string[], count: number, kind
     const failure = end && refused && !refused.ok ? `${end} after BidiAppend ${refused.status} ${refused.code}: ${refused.message}` : end;
     return { first, frames: r.messages.length, ok: r.end?.ok === true, ...(failure ? { failure } : {}) };
   });
+}
+
+function benchClients(urls: readonly string[], authToken: string | undefined): CursorClient[] {
+  // node:http, not fetch: undici's pool is slow with thousands of connections (transport.ts).
+  const transport = nodeHttpTransport();
+  return urls.map((u) => createCursorClient({ baseUrl: u, transport, ...(authToken ? { authToken } : {}) }));
+}
+
+/** A conversation a measured turn continues: its id and the final checkpoint of its last turn. */
+export interface EarlierConversation {
+  conversationId: string;
+  state: ConversationStateStructure;
+}
+
+/**
+ * The conversations `runTurns` continues (BENCH_CONVERSATION_TURNS; none when unset): `count`
+ * conversations of that many one-delta turns each, built a round at a time, 20 turns in flight,
+ * before the measured turns. A turn whose checkpoint was skipped (its blob acknowledgements late
+ * on a loaded machine, GATEWAY_KV_ACK_TIMEOUT_MS) is run again.
+ */
+export async function earlierConversations(urls: readonly string[], count: number, authToken?: string): Promise<EarlierConversation[]> {
+  const turns = CONVERSATION_TURNS;
+  if (turns === 0) return [];
+  const clients = benchClients(urls, authToken);
+  const clientOf = (i: number) => clients[i % clients.length]!;
+  const conversations = Array.from({ length: count }, () => ({ conversationId: `bench-conv-${randomUUID()}`, state: undefined as ConversationStateStructure | undefined }));
+  const turn = async (i: number, round: number) => {
+    const c = conversations[i]!;
+    for (let attempt = 1; ; attempt++) {
+      const tag = `bench-fixed-${randomUUID()}`;
+      const r = await clientOf(i).runTurn({
+        requestId: `${tag}-r`,
+        message: runRequestMessage({ text: tag, conversationId: c.conversationId, modelId: MODEL, ...(c.state ? { conversationState: c.state } : {}) }),
+      });
+      if (r.end?.ok && r.lastCheckpoint) {
+        c.state = r.lastCheckpoint;
+        return;
+      }
+      if (attempt === 3) throw new Error(`building the conversations: turn ${round + 1} of ${c.conversationId} ended ${r.end === undefined ? "without an end" : r.end.ok ? "without a checkpoint" : r.end.code}, three times`);
+    }
+  };
+  for (let round = 0; round < turns; round++) {
+    let next = 0;
+    await Promise.all(Array.from({ length: Math.min(20, count) }, async () => {
+      while (next < count) await turn(next++, round);
+    }));
+  }
+  return conversations.map((c) => ({ conversationId: c.conversationId, state: c.state! }));
 }
 
 /**

@@ -13,7 +13,7 @@ import {
   AgentClientMessageSchema, AgentServerMessageSchema, ConversationStateStructureSchema, ConversationTurnStructureSchema,
   type AgentServerMessage, type ConversationStateStructure,
 } from "@byok/wire";
-import type { ContentMode } from "@byok/store";
+import type { ContentMode, Store } from "@byok/store";
 import { ackKv, simTarget, suiteWorld, TEST_TIMERS, testEngine } from "./engine-fixture.js";
 
 /** The route's context window: what every checkpoint must report as its maximum. */
@@ -32,8 +32,18 @@ describe.each(["pglite", "postgres"] as const)("checkpoints in the store (%s)", 
     getBlobArgs: number;
   }
 
+  /** The ids of every `getBlobs` call the engine made, one array per call. */
+  const blobReads: Uint8Array[][] = [];
+  const reading = (): Store => ({
+    ...world.store,
+    getBlobs: (tenantId, ids) => {
+      blobReads.push([...ids]);
+      return world.store.getBlobs(tenantId, ids);
+    },
+  });
+
   function engineFor(mode: ContentMode) {
-    return testEngine(world.sim, world.bus, world.store, {
+    return testEngine(world.sim, world.bus, reading(), {
       content: { modeFor: async () => mode },
       resolveTargets: () => ({ ok: true as const, targets: [simTarget(world.sim, WINDOW)] }),
       // Every checkpoint is published (its acknowledgements never miss the wait on a loaded machine).
@@ -92,7 +102,7 @@ describe.each(["pglite", "postgres"] as const)("checkpoints in the store (%s)", 
       expect(final(t).turns).toHaveLength(1);
       expect(t.sentBlobs.size).toBeGreaterThan(0);
       for (const [key, data] of t.sentBlobs) {
-        const got = await world.store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")));
+        const got = await world.store.getBlobs("t", [new Uint8Array(Buffer.from(key, "hex"))]).then(([b]) => b);
         expect(got && Array.from(got)).toEqual(Array.from(data));
       }
     });
@@ -103,7 +113,7 @@ describe.each(["pglite", "postgres"] as const)("checkpoints in the store (%s)", 
       expect(final(t).turns).toHaveLength(1);
       expect(await world.store.latestCheckpoint("t", conv)).toBeUndefined();
       expect(t.sentBlobs.size).toBeGreaterThan(0);
-      for (const key of t.sentBlobs.keys()) expect(await world.store.getBlob("t", new Uint8Array(Buffer.from(key, "hex")))).toBeUndefined();
+      for (const key of t.sentBlobs.keys()) expect(await world.store.getBlobs("t", [new Uint8Array(Buffer.from(key, "hex"))]).then(([b]) => b)).toBeUndefined();
     });
 
     it("a client without local state continues from the stored checkpoint: its turns, and their blobs sent again", async () => {
@@ -131,6 +141,17 @@ describe.each(["pglite", "postgres"] as const)("checkpoints in the store (%s)", 
       const again = await turn(conv, "after the restore", { state: final(one) });
       expect(userTexts(again)).toEqual(["keep this", "after the restore"]);
       expect(final(again).turns).toHaveLength(2);
+    });
+
+    it("a client that keeps its state: each turn resolves the turns it lists from the store in one read", async () => {
+      const conv = `c-kept-${randomUUID().slice(0, 8)}`;
+      let state: ConversationStateStructure | undefined;
+      for (const text of ["one", "two", "three", "four"]) state = final(await turn(conv, text, state ? { state } : {}));
+      blobReads.length = 0;
+      const five = await turn(conv, "five", { state: state! });
+      expect(userTexts(five)).toEqual(["one", "two", "three", "four", "five"]);
+      // The four turns the state lists, read by one statement (they were stored by the turns before).
+      expect(blobReads.map((ids) => ids.map(blobKey))).toEqual([state!.turns.map(blobKey)]);
     });
 
     it("a state with zero turns (restored to the very beginning) starts the model's history over", async () => {

@@ -94,7 +94,7 @@ describe.each(["memory", "redis"] as const)("a new run's start (%s bus)", (busKi
     expect(beforeFirstFrame.filter((m) => m.call === "store.putBlobs")).toEqual([]);
     const carried = beforeFirstFrame.find((m) => m.call === "store.appendHistory" && m.at === "start")?.blobs ?? [];
     expect(carried.length).toBeGreaterThan(0);
-    for (const b of carried) expect(Buffer.from((await world.store.getBlob(ref.tenantId, b.id))!)).toEqual(Buffer.from(b.data));
+    for (const b of carried) expect(Buffer.from((await world.store.getBlobs(ref.tenantId, [b.id]).then(([b]) => b))!)).toEqual(Buffer.from(b.data));
     expect(overlapped(marks, "store.appendHistory", "bus.markConversationRun")).toBe(true);
     // The first frame goes out while the pass is prepared (its history read, which touches the conversation).
     expect(overlapped(marks, "bus.appendOutput", "store.listHistory")).toBe(true);

@@ -102,12 +102,15 @@ export function createDrizzleStore(opened: OpenedDatabase): Store {
       await opened.query(PUT_BLOBS.text, bind(PUT_BLOBS, blobValues(tenantId, puts)));
     },
 
-    async getBlob(tenantId, blobId) {
-      const [row] = await db
-        .select({ data: blobs.data })
-        .from(blobs)
-        .where(and(eq(blobs.tenantId, tenantId), eq(blobs.blobId, blobId)));
-      return row?.data;
+    async getBlobs(tenantId, blobIds) {
+      if (blobIds.length === 0) return [];
+      const { rows } = await opened.query(GET_BLOBS.text, bind(GET_BLOBS, { tenantId: driverValue(blobs.tenantId, tenantId), ids: blobIds.map(hex) }));
+      const found = new Map<string, Uint8Array>();
+      for (const r of rows) {
+        const row = readBlob(r);
+        found.set(hex(row.blobId), row.data);
+      }
+      return blobIds.map((id) => found.get(hex(id)));
     },
 
     migrations: () => appliedMigrations(db, opened.migrationConfig),
@@ -214,6 +217,18 @@ const putBlobsSql = (value: (name: string) => SQL) => {
     on conflict do nothing`;
 };
 const PUT_BLOBS = renderStatement(putBlobsSql);
+
+/**
+ * Any number of blobs read by one statement: the ids as one array of hex, decoded by the server
+ * (as PUT_BLOBS sends them, for the same reason), matched on the primary key.
+ */
+const GET_BLOBS = renderStatement((value) => {
+  const columns = columnList([blobs.blobId, blobs.data]);
+  return sql`select ${columns} from ${blobs}
+    where ${blobs.tenantId} = ${value("tenantId")}
+      and ${blobs.blobId} = any(array(select decode(x, 'hex') from unnest(${value("ids")}::text[]) as x))`;
+});
+const readBlob = rowReader({ blobId: blobs.blobId, data: blobs.data });
 
 /** The named values of the blobs' insert (PUT_BLOBS, and an append's `blobs_put`). */
 function blobValues(tenantId: string, puts: readonly BlobPut[]): Record<string, unknown> {

@@ -121,7 +121,13 @@ export interface Store {
    * "blob_hash_mismatch" and stores none of them; putting the same blob again is a no-op.
    */
   putBlobs(tenantId: string, blobs: readonly BlobPut[]): Promise<void>;
-  getBlob(tenantId: string, blobId: Uint8Array): Promise<Uint8Array | undefined>;
+  /**
+   * The stored bytes of each id, in the order asked (undefined where the tenant has none), read
+   * by one statement however many there are: a run resolves its client's turns, or a
+   * checkpoint's references, in one round trip (docs/architecture.md "Store statements of a
+   * turn"). The bytes are as stored; a caller that trusts them checks them against their id.
+   */
+  getBlobs(tenantId: string, blobIds: readonly Uint8Array[]): Promise<(Uint8Array | undefined)[]>;
 
   /** Applied migration names, in order (for health and tests). */
   migrations(): Promise<string[]>;

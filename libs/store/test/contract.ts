@@ -336,10 +336,10 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         const { tenant } = ids();
         const data = new Uint8Array([5, 4, 3, 2, 1, 0]);
         await store.putBlobs(tenant, [{ id: sha256(data), data }]);
-        const got = await store.getBlob(tenant, sha256(data));
+        const got = await store.getBlobs(tenant, [sha256(data)]).then(([b]) => b);
         expect(got).toBeInstanceOf(Uint8Array);
         expect(Array.from(got ?? [])).toEqual(Array.from(data));
-        expect(await store.getBlob(tenant, sha256(new Uint8Array([7])))).toBeUndefined();
+        expect(await store.getBlobs(tenant, [sha256(new Uint8Array([7]))]).then(([b]) => b)).toBeUndefined();
       });
 
       it("is idempotent on a repeated put, including the empty blob and a repeat within one put", async () => {
@@ -348,14 +348,28 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         await store.putBlobs(tenant, [{ id: sha256(empty), data: empty }]);
         await store.putBlobs(tenant, [{ id: sha256(empty), data: empty }, { id: sha256(empty), data: empty }]);
         await store.putBlobs(tenant, []);
-        expect((await store.getBlob(tenant, sha256(empty)))?.length).toBe(0);
+        expect((await store.getBlobs(tenant, [sha256(empty)]).then(([b]) => b))?.length).toBe(0);
       });
 
       it("stores several blobs in one put", async () => {
         const { tenant } = ids();
         const blobs = [new Uint8Array([1]), new Uint8Array([2, 2]), new Uint8Array(3000).fill(3)];
         await store.putBlobs(tenant, blobs.map((data) => ({ id: sha256(data), data })));
-        for (const data of blobs) expect(Array.from((await store.getBlob(tenant, sha256(data))) ?? [])).toEqual(Array.from(data));
+        for (const data of blobs) expect(Array.from((await store.getBlobs(tenant, [sha256(data)]).then(([b]) => b)) ?? [])).toEqual(Array.from(data));
+      });
+
+      it("reads several blobs in one call, in the order asked: missing, repeated and other tenants' ids included", async () => {
+        const { tenant } = ids();
+        const [a, b, c] = [new Uint8Array([1, 2]), new Uint8Array(5000).fill(4), new Uint8Array(0)];
+        await store.putBlobs(tenant, [a, b, c].map((data) => ({ id: sha256(data), data })));
+        const theirs = new Uint8Array([6, 6, 6]);
+        await store.putBlobs(`${tenant}-other`, [{ id: sha256(theirs), data: theirs }]);
+        const missing = sha256(new Uint8Array([0, 0]));
+        const got = await store.getBlobs(tenant, [sha256(b), missing, sha256(a), sha256(theirs), sha256(b), sha256(c)]);
+        expect(got.map((x) => (x === undefined ? undefined : Array.from(x)))).toEqual([
+          Array.from(b), undefined, Array.from(a), undefined, Array.from(b), [],
+        ]);
+        expect(await store.getBlobs(tenant, [])).toEqual([]);
       });
 
       it("rejects an id that is not the SHA-256 of the data, storing nothing", async () => {
@@ -366,12 +380,12 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
           const err = await store.putBlobs(tenant, [{ id, data }]).catch((e: unknown) => e);
           expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
         }
-        expect(await store.getBlob(tenant, wrong)).toBeUndefined();
+        expect(await store.getBlobs(tenant, [wrong]).then(([b]) => b)).toBeUndefined();
         // One bad blob in a put: none of them is stored.
         const good = new Uint8Array([9, 9]);
         const err = await store.putBlobs(tenant, [{ id: sha256(good), data: good }, { id: wrong, data }]).catch((e: unknown) => e);
         expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
-        expect(await store.getBlob(tenant, sha256(good))).toBeUndefined();
+        expect(await store.getBlobs(tenant, [sha256(good)]).then(([b]) => b)).toBeUndefined();
       });
     });
 
@@ -381,12 +395,12 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         const [one, two] = [new Uint8Array([1, 1]), new Uint8Array(3000).fill(7)];
         const appended = await store.appendHistory([entry(tenant, conv)], undefined, { blobs: [{ id: sha256(one), data: one }, { id: sha256(one), data: one }] });
         expect(appended.map((e) => e.seq)).toEqual([0]);
-        expect(Array.from((await store.getBlob(tenant, sha256(one))) ?? [])).toEqual([1, 1]);
+        expect(Array.from((await store.getBlobs(tenant, [sha256(one)]).then(([b]) => b)) ?? [])).toEqual([1, 1]);
         if (keeps.fences) {
           const fence = { requestId: `r-${randomUUID()}`, generation: 1, epoch: 1 };
           expect(await store.claimRun(tenant, fence)).toBe(true);
           await store.appendHistory([entry(tenant, conv, { requestId: fence.requestId })], fence, { blobs: [{ id: sha256(two), data: two }, { id: sha256(one), data: one }] });
-          expect(Array.from((await store.getBlob(tenant, sha256(two))) ?? [])).toEqual(Array.from(two));
+          expect(Array.from((await store.getBlobs(tenant, [sha256(two)]).then(([b]) => b)) ?? [])).toEqual(Array.from(two));
         }
         expect((await store.listHistory(tenant, conv)).length).toBe(keeps.fences ? 2 : 1);
       });
@@ -398,7 +412,7 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
           .appendHistory([entry(tenant, conv)], undefined, { blobs: [{ id: sha256(good), data: good }, { id: sha256(new Uint8Array([0])), data: good }] })
           .catch((e: unknown) => e);
         expect(isStoreError(err, "blob_hash_mismatch")).toBe(true);
-        expect(await store.getBlob(tenant, sha256(good))).toBeUndefined();
+        expect(await store.getBlobs(tenant, [sha256(good)]).then(([b]) => b)).toBeUndefined();
         expect(await store.listHistory(tenant, conv)).toEqual([]);
       });
     });
@@ -415,7 +429,7 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
           checkpoint: checkpoint(tenant, conv, [1, 2]),
         });
         expect(appended.map((e) => e.kind)).toEqual(["assistant"]);
-        expect(Array.from((await store.getBlob(tenant, sha256(blob))) ?? [])).toEqual([5, 5, 5]);
+        expect(Array.from((await store.getBlobs(tenant, [sha256(blob)]).then(([b]) => b)) ?? [])).toEqual([5, 5, 5]);
         if (keeps.checkpoints) {
           expect(await store.latestCheckpoint(tenant, conv)).toMatchObject({ tenantId: tenant, conversationId: conv, requestId: "req-cp", generation: 1 });
           expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([1, 2]);
@@ -480,7 +494,7 @@ export function storeContract(name: string, factory: StoreFactory, keeps: StoreK
         expect(await store.listHistory(b, conv)).toEqual([]);
         if (keeps.checkpoints) expect(await store.latestCheckpoint(a, conv)).toBeDefined();
         expect(await store.latestCheckpoint(b, conv)).toBeUndefined();
-        expect(await store.getBlob(b, sha256(blob))).toBeUndefined();
+        expect(await store.getBlobs(b, [sha256(blob)]).then(([b]) => b)).toBeUndefined();
 
         // B acting on the same ids neither sees nor changes A's rows.
         expect(await store.listHistory(b, conv, { owner: "b" })).toEqual([]);

@@ -38,12 +38,21 @@ describe("ephemeral content store over a database store", () => {
     await store.saveCheckpoint({ tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([1]) });
     await store.putBlobs(tenant, [{ id: sha256(blob), data: blob }]);
     expect(await store.listHistory(tenant, conv)).toHaveLength(1);
-    expect(Array.from((await store.getBlob(tenant, sha256(blob)))!)).toEqual([9, 9]);
-    expect(Array.from((await store.getBlob(tenant, sha256(carried)))!)).toEqual([8, 8]);
+    expect(Array.from((await store.getBlobs(tenant, [sha256(blob)]).then(([b]) => b))!)).toEqual([9, 9]);
+    expect(Array.from((await store.getBlobs(tenant, [sha256(carried)]).then(([b]) => b))!)).toEqual([8, 8]);
+    // Held and stored blobs in one read, in the order asked (the stored one from the database).
+    const stored = new Uint8Array([7]);
+    await db.putBlobs(tenant, [{ id: sha256(stored), data: stored }]);
+    const both = await store.getBlobs(tenant, [sha256(stored), sha256(blob), sha256(new Uint8Array([0])), sha256(carried)]);
+    expect(both.map((b) => b && Array.from(b))).toEqual([[7], [9, 9], undefined, [8, 8]]);
+    // The turn's final checkpoint riding in an append is not kept either.
+    await store.appendHistory([entry(tenant, conv, { body: { text: "last" } })], undefined, {
+      checkpoint: { tenantId: tenant, conversationId: conv, requestId: "r", generation: 1, state: new Uint8Array([2]) },
+    });
     expect(await db.listHistory(tenant, conv)).toEqual([]);
     expect(await db.latestCheckpoint(tenant, conv)).toBeUndefined();
-    expect(await db.getBlob(tenant, sha256(blob))).toBeUndefined();
-    expect(await db.getBlob(tenant, sha256(carried))).toBeUndefined();
+    expect(await db.getBlobs(tenant, [sha256(blob)]).then(([b]) => b)).toBeUndefined();
+    expect(await db.getBlobs(tenant, [sha256(carried)]).then(([b]) => b)).toBeUndefined();
     // Retention metadata keeps the conversation row (ids and timestamps); none keeps nothing.
     expect(await db.getConversation(tenant, conv)).toEqual(mode === "ephemeral" ? undefined : expect.objectContaining({ tenantId: tenant, conversationId: conv }));
   });
@@ -61,7 +70,7 @@ describe("ephemeral content store over a database store", () => {
     await store.markInterrupted(tenant, conv, [2]);
     expect((await store.listHistory(tenant, conv)).map((e) => e.interrupted)).toEqual([false, false, true]);
     expect((await db.listHistory(tenant, conv)).map((e) => e.interrupted)).toEqual([false, false]);
-    expect(Array.from((await store.getBlob(tenant, sha256(blob)))!)).toEqual([1, 2, 3]);
+    expect(Array.from((await store.getBlobs(tenant, [sha256(blob)]).then(([b]) => b))!)).toEqual([1, 2, 3]);
     expect(Array.from((await store.latestCheckpoint(tenant, conv))!.state)).toEqual([7]);
   });
 

@@ -147,7 +147,7 @@ describe.each(drivers)("rendered statements vs drizzle: %s", (_name, open) => {
       await store.putBlobs(tenant, datas.map(put));
       expect(await stored(tenant)).toEqual(expected(datas));
       for (const d of datas) {
-        const got = await store.getBlob(tenant, sha256(d));
+        const got = await store.getBlobs(tenant, [sha256(d)]).then(([b]) => b);
         expect(got?.constructor).toBe(Uint8Array);
         expect(Buffer.from(got!).equals(Buffer.from(d))).toBe(true);
       }

@@ -249,7 +249,7 @@ async function expectSample(store: Store): Promise<void> {
   expect((await store.getConversation(SAMPLE.tenant, SAMPLE.conv))?.meta).toEqual({ mode: "agent" });
   expect((await store.listHistory(SAMPLE.tenant, SAMPLE.conv)).map((e) => e.body)).toEqual([{ text: "hi" }]);
   expect(Array.from((await store.latestCheckpoint(SAMPLE.tenant, SAMPLE.conv))?.state ?? [])).toEqual([7]);
-  const blob = await store.getBlob(SAMPLE.tenant, createHash("sha256").update(SAMPLE.blob).digest());
+  const blob = await store.getBlobs(SAMPLE.tenant, [createHash("sha256").update(SAMPLE.blob).digest()]).then(([b]) => b);
   expect(Array.from(blob ?? [])).toEqual([1, 2, 3]);
 }
 

@@ -192,7 +192,7 @@ describe("observability through the embedded gateway", () => {
       expect(await h.gw.store.listHistory("sealed-book", conversationId)).toHaveLength(0);
       expect(await h.gw.store.getConversation("sealed-book", conversationId)).toBeUndefined();
       expect(await h.gw.store.latestCheckpoint("sealed-book", conversationId)).toBeUndefined();
-      for (const id of r.blobs.keys()) expect(await h.gw.store.getBlob("sealed-book", Buffer.from(id, "hex"))).toBeUndefined();
+      for (const id of r.blobs.keys()) expect(await h.gw.store.getBlobs("sealed-book", [Buffer.from(id, "hex")]).then(([b]) => b)).toBeUndefined();
     }
   });
 

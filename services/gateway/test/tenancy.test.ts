@@ -303,7 +303,7 @@ describe("tenancy through the embedded gateway", () => {
     expect(await h.gw.store.listHistory("ghosts", "c-ghost")).toHaveLength(0);
     expect(await h.gw.store.getConversation("ghosts", "c-ghost")).toBeUndefined();
     expect(await h.gw.store.latestCheckpoint("ghosts", "c-ghost")).toBeUndefined();
-    for (const id of r.blobs.keys()) expect(await h.gw.store.getBlob("ghosts", Buffer.from(id, "hex"))).toBeUndefined();
+    for (const id of r.blobs.keys()) expect(await h.gw.store.getBlobs("ghosts", [Buffer.from(id, "hex")]).then(([b]) => b)).toBeUndefined();
     const rows = await h.gw.store.ledger.forRequest("ghosts", requestId);
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toMatch(/GHOST-(PROMPT|ANSWER)-TEXT/);

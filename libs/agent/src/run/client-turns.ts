@@ -37,7 +37,7 @@ async function clientTurnsOf(ctx: RunContext, run: RunStart): Promise<ClientTurn
 export async function storedTurnBlobs(ctx: RunContext, turns: readonly Uint8Array[], have: ReadonlyMap<string, Uint8Array> = new Map()): Promise<Blob[]> {
   const known = new Map(have);
   const found: Blob[] = [];
-  // Turns first, then what the resolved turns reference: two rounds of parallel reads.
+  // Turns first, then what the resolved turns reference: two rounds, one statement each.
   for (let round = 0; round < 2; round++) {
     const fresh = await storedBlobs(ctx, missingBlobs(turns, known));
     if (fresh.length === 0) break;
@@ -47,7 +47,10 @@ export async function storedTurnBlobs(ctx: RunContext, turns: readonly Uint8Arra
   return found;
 }
 
+/** The blobs of `ids` the store holds, each checked against its id; one store statement for all of them. */
 async function storedBlobs(ctx: RunContext, ids: readonly Uint8Array[]): Promise<Blob[]> {
-  const read = await Promise.all(ids.map(async (id) => ({ id, data: await ctx.content.getBlob(ctx.ref.tenantId, id) })));
+  if (ids.length === 0) return [];
+  const data = await ctx.content.getBlobs(ctx.ref.tenantId, ids);
+  const read = ids.map((id, i) => ({ id, data: data[i] }));
   return read.filter((b): b is Blob => b.data !== undefined && blobKey(blobId(b.data)) === blobKey(b.id));
 }

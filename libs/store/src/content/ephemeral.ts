@@ -116,8 +116,14 @@ export function contentStore(store: Store, mode: ContentMode): RunContent {
     async putBlobs(tenantId, puts): Promise<void> {
       holdBlobs(tenantId, puts);
     },
-    async getBlob(tenantId, blobId): Promise<Uint8Array | undefined> {
-      return blobs.get(blobKey(tenantId, blobId)) ?? store.getBlob(tenantId, blobId);
+    // Held blobs first; the rest from the database, in one read.
+    async getBlobs(tenantId, blobIds): Promise<(Uint8Array | undefined)[]> {
+      const out = blobIds.map((id) => blobs.get(blobKey(tenantId, id)));
+      const missing = blobIds.filter((_, i) => out[i] === undefined);
+      if (missing.length === 0) return out;
+      const stored = await store.getBlobs(tenantId, missing);
+      let next = 0;
+      return out.map((held) => held ?? stored[next++]);
     },
   };
   return {
